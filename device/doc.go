@@ -1,0 +1,16 @@
+// Package device is flagshim's public model of accelerators: device types
+// and strings ("cuda:1"), the Backend interface every runtime implements, a
+// Registry of backends with an alias table ("cuda" may mean "flagos"), and
+// the module hooks drivers run when they load GPU code.
+//
+// The package is a leaf that plugins import cheaply: it opens no library and
+// probes nothing. Backends are registered by flagshim's drivers phase, not in
+// init functions.
+//
+// Using the package-level functions (Parse, Lookup, Register) means using
+// [Default]. When the flagshim root package is linked into the program, the
+// first Parse or Lookup on Default runs flagshim.Init once, so the answer for
+// "cuda" is given only after the alias has been decided. When it is not
+// linked, Default answers with an error that names the import to add, as
+// database/sql does for a forgotten driver.
+package device

@@ -1,0 +1,364 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flagos-ai/flagshim/probe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeBackend is a Backend with a fixed number of devices.
+type fakeBackend struct {
+	typ Type
+	n   int
+}
+
+func (f fakeBackend) Type() Type { return f.typ }
+func (f fakeBackend) Available() probe.Result {
+	return probe.Result{Available: f.n > 0, Devices: f.n}
+}
+func (f fakeBackend) DeviceCount() (int, error)          { return f.n, nil }
+func (f fakeBackend) Current() (int, error)              { return 0, nil }
+func (f fakeBackend) SetCurrent(int) error               { return nil }
+func (f fakeBackend) Synchronize(int) error              { return nil }
+func (f fakeBackend) Properties(int) (Properties, error) { return Properties{Name: string(f.typ)}, nil }
+
+func newTestRegistry(t testing.TB) *Registry {
+	r := NewRegistry()
+	for _, b := range []Backend{fakeBackend{CUDA, 0}, fakeBackend{MUSA, 2}, fakeBackend{FlagOS, 2}} {
+		require.NoError(t, r.Register(b))
+	}
+	return r
+}
+
+func TestParse(t *testing.T) {
+	r := newTestRegistry(t)
+	tests := []struct {
+		in   string
+		want Device
+	}{
+		{"cuda", Device{CUDA, -1}},
+		{"cuda:0", Device{CUDA, 0}},
+		{"cuda:1", Device{CUDA, 1}},
+		{"musa:7", Device{MUSA, 7}},
+		{"flagos", Device{FlagOS, -1}},
+		{"cpu", Device{CPU, -1}},
+		{"cpu:0", Device{CPU, 0}},
+		{"cuda:01", Device{CUDA, 1}},
+		{"cuda:2147483647", Device{CUDA, 2147483647}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := r.Parse(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	r := newTestRegistry(t)
+	tests := []struct {
+		in      string
+		wantErr error
+	}{
+		{"", ErrSyntax},
+		{"cuda:", ErrSyntax},
+		{"cuda:-1", ErrSyntax},
+		{"CUDA", ErrSyntax},
+		{"cuda:1:2", ErrSyntax},
+		{" cuda", ErrSyntax},
+		{"cuda ", ErrSyntax},
+		{"cuda:+1", ErrSyntax},
+		{"cuda:0x1", ErrSyntax},
+		{"cuda: 1", ErrSyntax},
+		{"cuda:99999999999", ErrSyntax},
+		{"cuda:2147483648", ErrSyntax},
+		{":1", ErrSyntax},
+		{"1cuda", ErrSyntax},
+		{"cu-da", ErrSyntax},
+		{"rocm", ErrUnknownType},
+		{"rocm:0", ErrUnknownType},
+		{"xpu:1", ErrUnknownType},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			_, err := r.Parse(tt.in)
+			require.ErrorIs(t, err, tt.wantErr)
+			msg := err.Error()
+			assert.Contains(t, msg, fmt.Sprintf("%q", tt.in), "the error quotes the input")
+			assert.Contains(t, msg, "cpu, cuda, flagos, musa", "the error lists the known types")
+		})
+	}
+}
+
+func TestStringRoundTrip(t *testing.T) {
+	r := newTestRegistry(t)
+	for _, d := range []Device{{CUDA, -1}, {CUDA, 0}, {MUSA, 3}, {FlagOS, maxIndex}, {CPU, 0}} {
+		got, err := r.Parse(d.String())
+		require.NoError(t, err)
+		assert.Equal(t, d, got)
+	}
+	assert.Equal(t, "cuda", Device{CUDA, -1}.String())
+	assert.Equal(t, "flagos:1", Device{FlagOS, 1}.String())
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"cuda", "cuda:1", "flagos:0", "", "cuda:", "cuda:-1", "CUDA", "cuda:1:2",
+		" cuda", "cuda:+1", "cuda:0x1", "cuda:99999999999", "cpu:2147483647", "musa:2147483648", "a_1:3"} {
+		f.Add(s)
+	}
+	r := newTestRegistry(f)
+	_, err := r.Alias(CUDA, FlagOS)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := r.Parse(s)
+		if err != nil {
+			if !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrUnknownType) {
+				t.Fatalf("Parse(%q): error %v wraps neither ErrSyntax nor ErrUnknownType", s, err)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("Parse(%q): error %q does not quote the input", s, err)
+			}
+			return
+		}
+		if d.Index < -1 || d.Index > maxIndex {
+			t.Fatalf("Parse(%q) = %+v: index out of range", s, d)
+		}
+		if d.Type == CUDA {
+			t.Fatalf("Parse(%q) = %+v: cuda is aliased to flagos and must not come back", s, d)
+		}
+		again, err := r.Parse(d.String())
+		if err != nil || again != d {
+			t.Fatalf("Parse(%q) = %+v, but Parse(%q) = %+v, %v", s, d, d.String(), again, err)
+		}
+	})
+}
+
+func TestAlias(t *testing.T) {
+	r := newTestRegistry(t)
+	restore, err := r.Alias(CUDA, FlagOS)
+	require.NoError(t, err)
+
+	d, err := r.Parse("cuda:1")
+	require.NoError(t, err)
+	assert.Equal(t, Device{FlagOS, 1}, d)
+	b, err := r.Lookup(CUDA)
+	require.NoError(t, err)
+	assert.Equal(t, FlagOS, b.Type())
+	assert.Equal(t, FlagOS, r.Resolve(CUDA))
+	assert.Equal(t, map[Type]Type{CUDA: FlagOS}, r.Aliases())
+
+	restore()
+	restore() // idempotent
+	d, err = r.Parse("cuda:1")
+	require.NoError(t, err)
+	assert.Equal(t, Device{CUDA, 1}, d)
+	assert.Equal(t, CUDA, r.Resolve(CUDA))
+	assert.Empty(t, r.Aliases())
+}
+
+func TestAliasConflicts(t *testing.T) {
+	r := newTestRegistry(t)
+	_, err := r.Alias(CUDA, FlagOS)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name     string
+		from, to Type
+		wantErr  error
+	}{
+		{"twice", CUDA, MUSA, ErrAliased},
+		{"to an alias", MUSA, CUDA, ErrAliased},
+		{"chain onto a source", FlagOS, MUSA, ErrAliased},
+		{"to itself", MUSA, MUSA, ErrAliased},
+		{"to an unregistered type", "xpu", "npu", ErrUnknownType},
+		{"bad name", "CUDA", FlagOS, ErrAliased},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := r.Alias(tt.from, tt.to)
+			require.ErrorIs(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestAliasSourceNeedNotBeRegistered(t *testing.T) {
+	r := NewRegistry()
+	require.NoError(t, r.Register(fakeBackend{FlagOS, 1}))
+	_, err := r.Parse("cuda")
+	require.ErrorIs(t, err, ErrUnknownType)
+	_, err = r.Alias(CUDA, FlagOS)
+	require.NoError(t, err)
+	d, err := r.Parse("cuda:0")
+	require.NoError(t, err)
+	assert.Equal(t, Device{FlagOS, 0}, d)
+	_, err = r.Parse("rocm")
+	assert.ErrorContains(t, err, "cpu, cuda, flagos", "alias sources count as known types")
+}
+
+func TestRestoreOfAnOldAliasLeavesANewOne(t *testing.T) {
+	r := newTestRegistry(t)
+	first, err := r.Alias(CUDA, FlagOS)
+	require.NoError(t, err)
+	first()
+	_, err = r.Alias(CUDA, MUSA)
+	require.NoError(t, err)
+	first() // a stale restore must not remove the newer alias
+	assert.Equal(t, MUSA, r.Resolve(CUDA))
+}
+
+func TestRegister(t *testing.T) {
+	r := NewRegistry()
+	assert.Equal(t, []Type{CPU}, r.Types(), "a new registry holds the cpu")
+	require.NoError(t, r.Register(fakeBackend{CUDA, 1}))
+	require.ErrorIs(t, r.Register(fakeBackend{CUDA, 2}), ErrDuplicate)
+	require.ErrorIs(t, r.Register(cpuBackend{}), ErrDuplicate)
+	require.Error(t, r.Register(nil))
+	require.Error(t, r.Register(fakeBackend{"Bad Name", 1}))
+	assert.Equal(t, []Type{CPU, CUDA}, r.Types())
+
+	_, err := r.Lookup(MUSA)
+	require.ErrorIs(t, err, ErrUnknownType)
+	assert.ErrorContains(t, err, "registered: cpu, cuda")
+}
+
+func TestCPUBackend(t *testing.T) {
+	b, err := NewRegistry().Lookup(CPU)
+	require.NoError(t, err)
+	assert.Equal(t, probe.Result{Available: true, Devices: 1, Reason: "the host CPU is always available"}, b.Available())
+	n, err := b.DeviceCount()
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	require.NoError(t, b.SetCurrent(0))
+	require.NoError(t, b.Synchronize(0))
+	require.Error(t, b.SetCurrent(1))
+	p, err := b.Properties(0)
+	require.NoError(t, err)
+	assert.Equal(t, "host", p.Vendor)
+	_, err = b.Properties(2)
+	require.Error(t, err)
+}
+
+func TestDefaultWithoutInitializerNamesTheImport(t *testing.T) {
+	r := newDefault()
+	_, err := r.Parse("cuda")
+	require.ErrorIs(t, err, ErrNotLinked)
+	assert.Contains(t, err.Error(), `import _ "github.com/flagos-ai/flagshim"`)
+	_, err = r.Lookup(CUDA)
+	require.ErrorIs(t, err, ErrNotLinked)
+	assert.Equal(t, CUDA, r.Resolve(CUDA))
+}
+
+func TestDefaultRunsItsInitializerOnceBeforeAnswering(t *testing.T) {
+	r := newDefault()
+	var calls int
+	r.OnFirstUse(func() error {
+		calls++
+		if err := r.Register(fakeBackend{FlagOS, 2}); err != nil {
+			return err
+		}
+		_, err := r.Alias(CUDA, FlagOS)
+		return err
+	})
+	r.OnFirstUse(func() error { t.Error("a second initializer must be ignored"); return nil })
+
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := r.Parse("cuda:1")
+			assert.NoError(t, err)
+			assert.Equal(t, Device{FlagOS, 1}, d, "no caller sees cuda before the alias is decided")
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, calls)
+}
+
+func TestDefaultInitializerErrorIsReturned(t *testing.T) {
+	r := newDefault()
+	boom := errors.New("FLAGOS_ALIAS_CUDA: bad value")
+	r.OnFirstUse(func() error { return boom })
+	_, err := r.Parse("cpu")
+	require.ErrorIs(t, err, boom)
+	_, err = r.Lookup(CPU)
+	require.ErrorIs(t, err, boom)
+}
+
+func TestConcurrentRegistryUse(t *testing.T) {
+	r := newTestRegistry(t)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				restore, err := r.Alias(CUDA, FlagOS)
+				if err == nil {
+					restore()
+				} else {
+					assert.ErrorIs(t, err, ErrAliased)
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			_ = r.Register(fakeBackend{Type(fmt.Sprintf("x%d", i)), 1})
+			for range 200 {
+				d, err := r.Parse("cuda:1")
+				assert.NoError(t, err)
+				assert.Contains(t, []Type{CUDA, FlagOS}, d.Type)
+				b, err := r.Lookup(CUDA)
+				assert.NoError(t, err)
+				assert.Contains(t, []Type{CUDA, FlagOS}, b.Type())
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, r.Types(), 4+8)
+}
+
+func BenchmarkParse(b *testing.B) {
+	for _, aliased := range []bool{false, true} {
+		b.Run(fmt.Sprintf("alias=%v", aliased), func(b *testing.B) {
+			r := newTestRegistry(b)
+			if aliased {
+				_, err := r.Alias(CUDA, FlagOS)
+				require.NoError(b, err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := r.Parse("cuda:1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	r := newTestRegistry(b)
+	_, err := r.Alias(CUDA, FlagOS)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Lookup(CUDA); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestParseAndLookupDoNotAllocate(t *testing.T) {
+	r := newTestRegistry(t)
+	_, err := r.Alias(CUDA, FlagOS)
+	require.NoError(t, err)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = r.Parse("cuda:1") }))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = r.Lookup(CUDA) }))
+}
