@@ -1,0 +1,130 @@
+// Package dltest helps tests that need real shared libraries: it builds C
+// fixtures with the system compiler (`go env CC`) and re-executes the test
+// binary so that loader-dependent cases run in a fresh process (a loaded
+// soname stays loaded for the life of a process, and LD_LIBRARY_PATH is read
+// once at start-up). It is for tests only; library code must not import it.
+package dltest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ChildEnv is the variable that marks a re-executed test binary; its value is
+// the name of the test the child is to run.
+const ChildEnv = "FLAGSHIM_TEST_CHILD"
+
+// CC is the C compiler `go env CC` names, or "" when none is installed.
+func CC() string {
+	out, err := exec.Command("go", "env", "CC").Output()
+	cc := strings.TrimSpace(string(out))
+	if err != nil || cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(strings.Fields(cc)[0]); err != nil {
+		return ""
+	}
+	return cc
+}
+
+// BuildLib compiles srcs into the shared library out (an absolute path in a
+// folder only the user can write) with the given soname and extra flags
+// (-D..., -I...). It skips the test when no C compiler is installed.
+func BuildLib(tb testing.TB, out, soname string, srcs []string, flags ...string) {
+	tb.Helper()
+	cc := CC()
+	if cc == "" {
+		tb.Skip("no C compiler (go env CC) to build the fixture")
+	}
+	args := append(strings.Fields(cc)[1:], "-shared", "-fPIC", "-O2", "-Wall", "-o", out)
+	if soname != "" {
+		args = append(args, "-Wl,-soname,"+soname)
+	}
+	args = append(args, flags...)
+	args = append(args, srcs...)
+	cmd := exec.Command(strings.Fields(cc)[0], args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("building %s: %v\n%s %s\n%s", out, err, cc, strings.Join(args, " "), buf.String())
+	}
+	if err := os.Chmod(out, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// PrivateDir makes a fresh folder that only the user may write (t.TempDir's
+// parent may have other modes).
+func PrivateDir(tb testing.TB) string {
+	tb.Helper()
+	d := tb.TempDir()
+	if err := os.Chmod(d, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// IsChild reports whether this process is a child started by RunChild for
+// the test t.
+func IsChild(t testing.TB) bool { return os.Getenv(ChildEnv) == t.Name() }
+
+// scrubbed are prefixes of variables a child never inherits from the parent,
+// so a developer's own settings cannot change a test's outcome.
+var scrubbed = []string{"FLAGOS_", "FAKE_", "LD_LIBRARY_PATH=", "CUDA_VISIBLE_DEVICES=", "MUSA_VISIBLE_DEVICES=", ChildEnv + "="}
+
+// RunChild re-executes the test binary to run only the test named name (a
+// top-level test, "TestX"), with env ("K=V") added to a scrubbed copy of the
+// environment. It returns the combined output and the exit error.
+func RunChild(tb testing.TB, name string, env ...string) (string, error) {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	for _, kv := range os.Environ() {
+		keep := true
+		for _, p := range scrubbed {
+			if strings.HasPrefix(kv, p) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, ChildEnv+"="+name)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Dir = tb.TempDir() // the working directory must never matter
+	out, err := cmd.CombinedOutput()
+	if err == nil && !bytes.Contains(out, []byte("--- PASS: "+name)) {
+		err = fmt.Errorf("child did not run %s", name)
+	}
+	return string(out), err
+}
+
+// MustChild runs RunChild and fails tb with the child's output when it fails.
+func MustChild(tb testing.TB, name string, env ...string) string {
+	tb.Helper()
+	out, err := RunChild(tb, name, env...)
+	if err != nil {
+		tb.Fatalf("child %s (%s): %v\n%s", name, strings.Join(env, " "), err, out)
+	}
+	return out
+}
+
+// Abs is filepath.Abs that fails tb on error.
+func Abs(tb testing.TB, p string) string {
+	tb.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
