@@ -1,0 +1,269 @@
+package alias
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/probe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type stubBackend struct {
+	typ device.Type
+	n   int
+}
+
+func (s stubBackend) Type() device.Type { return s.typ }
+func (s stubBackend) Available() probe.Result {
+	return probe.Result{Available: s.n > 0, Devices: s.n, Reason: string(s.typ) + " stub"}
+}
+func (s stubBackend) DeviceCount() (int, error)                 { return s.n, nil }
+func (s stubBackend) Current() (int, error)                     { return 0, nil }
+func (s stubBackend) SetCurrent(int) error                      { return nil }
+func (s stubBackend) Synchronize(int) error                     { return nil }
+func (s stubBackend) Properties(int) (device.Properties, error) { return device.Properties{}, nil }
+
+var (
+	noCUDA   = probe.Result{Reason: "libcuda.so.1: cannot open shared object file"}
+	stubCUDA = probe.Result{Reason: "CUDA_ERROR_STUB_LIBRARY (34) from /usr/lib/stubs/libcuda.so"}
+	zeroCUDA = probe.Result{Available: true, Devices: 0, Reason: "0 devices"}
+	realCUDA = probe.Result{Available: true, Devices: 8, Reason: "8 devices"}
+	flagos2  = probe.Result{Available: true, Devices: 2, Reason: "routes to musa"}
+	flagos0  = probe.Result{Reason: "no vendor backend is available"}
+)
+
+func registries(t testing.TB, cuda, flagos probe.Result) (*device.Registry, *probe.Registry) {
+	p := probe.New()
+	require.NoError(t, p.Register("cuda", func() probe.Result { return cuda }))
+	require.NoError(t, p.Register("flagos", func() probe.Result { return flagos }))
+	d := device.NewRegistry()
+	require.NoError(t, d.Register(stubBackend{device.CUDA, cuda.Devices}))
+	require.NoError(t, d.Register(stubBackend{device.FlagOS, flagos.Devices}))
+	return d, p
+}
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name         string
+		cuda, flagos probe.Result
+		env          string
+		active       bool
+		reason       []string
+	}{
+		{"no libcuda, flagos present", noCUDA, flagos2, "", true,
+			[]string{"no usable CUDA runtime (libcuda.so.1: cannot open", "cuda now means flagos (2 devices)", "FLAGOS_ALIAS_CUDA=0"}},
+		{"stub libcuda", stubCUDA, flagos2, "1", true, []string{"CUDA_ERROR_STUB_LIBRARY"}},
+		{"cuda with zero devices", zeroCUDA, flagos2, "yes", true, []string{"cuda now means flagos"}},
+		{"explicit on, odd case and spaces", noCUDA, flagos2, "  TRUE ", true, nil},
+		{"true cuda runtime", realCUDA, flagos2, "", false, []string{"a CUDA runtime is present (8 devices)"}},
+		{"no flagos device", noCUDA, flagos0, "", false, []string{"no flagos device (no vendor backend is available)"}},
+		{"turned off", noCUDA, flagos2, "0", false, []string{"FLAGOS_ALIAS_CUDA=0 turns the alias off", "cuda keeps failing"}},
+		{"turned off with Off", noCUDA, flagos2, " Off", false, []string{"FLAGOS_ALIAS_CUDA=Off"}},
+		{"turned off, cuda present", realCUDA, flagos2, "no", false, []string{"a CUDA runtime is present"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, p := registries(t, tt.cuda, tt.flagos)
+			d, err := Decide(p, tt.env)
+			require.NoError(t, err)
+			assert.Equal(t, tt.active, d.Active)
+			assert.Equal(t, device.CUDA, d.From)
+			assert.Equal(t, device.FlagOS, d.To)
+			for _, want := range tt.reason {
+				assert.Contains(t, d.Reason, want)
+			}
+		})
+	}
+}
+
+// The reported bug: a vendor-compat step redirected the live cuda probe to
+// say "available" before the guard ran, and the guard read the live probe.
+// Decide must give the same answer with and without such redirects.
+func TestDecideIgnoresLiveRedirects(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		cuda, flagos probe.Result
+	}{{"no cuda", noCUDA, flagos2}, {"real cuda", realCUDA, flagos2}, {"no flagos", noCUDA, flagos0}} {
+		t.Run(c.name, func(t *testing.T) {
+			_, p := registries(t, c.cuda, c.flagos)
+			before, err := Decide(p, "")
+			require.NoError(t, err)
+			_, err = p.Redirect("cuda", "vendor_compat", func() probe.Result { return realCUDA })
+			require.NoError(t, err)
+			_, err = p.Redirect("flagos", "vendor_compat", func() probe.Result { return flagos0 })
+			require.NoError(t, err)
+			after, err := Decide(p, "")
+			require.NoError(t, err)
+			assert.Equal(t, before, after)
+		})
+	}
+}
+
+func TestDecideBadEnv(t *testing.T) {
+	_, p := registries(t, noCUDA, flagos2)
+	for _, v := range []string{"2", "maybe", "enable", "o n", "tru"} {
+		_, err := Decide(p, v)
+		require.ErrorIs(t, err, ErrBadEnv, v)
+		assert.Contains(t, err.Error(), "FLAGOS_ALIAS_CUDA")
+		assert.Contains(t, err.Error(), "0, false, off, no")
+		assert.Contains(t, err.Error(), "1, true, on, yes")
+	}
+	_, err := Decide(nil, "")
+	require.Error(t, err)
+}
+
+func FuzzParseEnv(f *testing.F) {
+	for _, s := range []string{"", "1", "true", "on", "yes", "0", "false", "off", "no", " YES ", "\tOff\n", "2", "nope", "y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		allow, err := ParseEnv(s)
+		norm := strings.ToLower(strings.TrimSpace(s))
+		switch norm {
+		case "", "1", "true", "on", "yes":
+			if err != nil || !allow {
+				t.Fatalf("ParseEnv(%q) = %v, %v; want allow", s, allow, err)
+			}
+		case "0", "false", "off", "no":
+			if err != nil || allow {
+				t.Fatalf("ParseEnv(%q) = %v, %v; want forbid", s, allow, err)
+			}
+		default:
+			if !errors.Is(err, ErrBadEnv) || allow {
+				t.Fatalf("ParseEnv(%q) = %v, %v; want ErrBadEnv", s, allow, err)
+			}
+		}
+	})
+}
+
+func TestInstallActive(t *testing.T) {
+	t.Setenv(EnvVar, "")
+	devs, p := registries(t, noCUDA, flagos2)
+	d, err := Install(devs, p)
+	require.NoError(t, err)
+	require.True(t, d.Active)
+	t.Cleanup(func() { Uninstall(devs, p) })
+
+	dev, err := devs.Parse("cuda:1")
+	require.NoError(t, err)
+	assert.Equal(t, device.Device{Type: device.FlagOS, Index: 1}, dev)
+	b, err := devs.Lookup(device.CUDA)
+	require.NoError(t, err)
+	assert.Equal(t, device.FlagOS, b.Type())
+
+	live := p.Live("cuda")
+	assert.True(t, live.Available)
+	assert.Equal(t, 2, live.Devices)
+	assert.Contains(t, live.Reason, "cuda is an alias of flagos")
+	assert.Contains(t, live.Reason, "routes to musa")
+	assert.Equal(t, noCUDA, p.Original("cuda"))
+	assert.Equal(t, []string{Writer}, p.RedirectedBy("cuda"))
+
+	again, err := Install(devs, p)
+	require.NoError(t, err)
+	assert.Equal(t, d, again)
+	assert.Equal(t, []string{Writer}, p.RedirectedBy("cuda"), "a second Install adds no redirect")
+	assert.Equal(t, map[device.Type]device.Type{device.CUDA: device.FlagOS}, devs.Aliases())
+
+	require.True(t, Uninstall(devs, p))
+	assert.False(t, Uninstall(devs, p))
+	assert.Nil(t, p.RedirectedBy("cuda"))
+	assert.Empty(t, devs.Aliases())
+	dev, err = devs.Parse("cuda:1")
+	require.NoError(t, err)
+	assert.Equal(t, device.Device{Type: device.CUDA, Index: 1}, dev)
+}
+
+func TestInstallInactiveAppliesNothing(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		env          string
+		cuda, flagos probe.Result
+	}{{"off", "0", noCUDA, flagos2}, {"real cuda", "", realCUDA, flagos2}, {"no flagos", "", noCUDA, flagos0}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(EnvVar, c.env)
+			devs, p := registries(t, c.cuda, c.flagos)
+			d, err := Install(devs, p)
+			require.NoError(t, err)
+			t.Cleanup(func() { Uninstall(devs, p) })
+			assert.False(t, d.Active)
+			assert.Empty(t, devs.Aliases())
+			assert.Nil(t, p.RedirectedBy("cuda"))
+			dev, err := devs.Parse("cuda:1")
+			require.NoError(t, err)
+			assert.Equal(t, device.CUDA, dev.Type)
+		})
+	}
+}
+
+func TestInstallBadEnv(t *testing.T) {
+	t.Setenv(EnvVar, "sometimes")
+	devs, p := registries(t, noCUDA, flagos2)
+	_, err := Install(devs, p)
+	require.ErrorIs(t, err, ErrBadEnv)
+	assert.Empty(t, devs.Aliases())
+	assert.False(t, Uninstall(devs, p), "a failed Install records nothing")
+}
+
+func TestInstallConflictingAlias(t *testing.T) {
+	t.Setenv(EnvVar, "")
+	devs, p := registries(t, noCUDA, flagos2)
+	require.NoError(t, devs.Register(stubBackend{device.MUSA, 1}))
+	_, err := devs.Alias(device.CUDA, device.MUSA)
+	require.NoError(t, err)
+	_, err = Install(devs, p)
+	require.ErrorIs(t, err, device.ErrAliased)
+	assert.Nil(t, p.RedirectedBy("cuda"), "nothing half-applied")
+}
+
+func TestRedirectedLiveProbeDoesNotAllocate(t *testing.T) {
+	t.Setenv(EnvVar, "")
+	devs, p := registries(t, noCUDA, flagos2)
+	_, err := Install(devs, p)
+	require.NoError(t, err)
+	t.Cleanup(func() { Uninstall(devs, p) })
+	_ = p.Live("cuda")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = p.Live("cuda") }))
+}
+
+func TestConcurrentInstall(t *testing.T) {
+	t.Setenv(EnvVar, "")
+	devs, p := registries(t, noCUDA, flagos2)
+	t.Cleanup(func() { Uninstall(devs, p) })
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			d, err := Install(devs, p)
+			assert.NoError(t, err)
+			assert.True(t, d.Active)
+		}()
+		go func() {
+			defer wg.Done()
+			d, err := devs.Parse("cuda:1")
+			assert.NoError(t, err)
+			assert.Contains(t, []device.Type{device.CUDA, device.FlagOS}, d.Type)
+			assert.False(t, p.Original("cuda").Available)
+			_ = p.Live("cuda")
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, []string{Writer}, p.RedirectedBy("cuda"))
+}
+
+func BenchmarkLiveRedirectedByAlias(b *testing.B) {
+	b.Setenv(EnvVar, "")
+	devs, p := registries(b, noCUDA, flagos2)
+	_, err := Install(devs, p)
+	require.NoError(b, err)
+	b.Cleanup(func() { Uninstall(devs, p) })
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = p.Live("cuda")
+	}
+}
