@@ -265,3 +265,14 @@ func Lookup(t Type) (Backend, error) { return Default.Lookup(t) }
 
 // Register is Default.Register.
 func Register(b Backend) error { return Default.Register(b) }
+
+// Backends lists the registered backends sorted by type, without following
+// any alias: Backends never returns flagos in place of cuda.
+func (r *Registry) Backends() []Backend {
+	s := r.snap.Load()
+	out := make([]Backend, len(s.types))
+	for i, t := range s.types {
+		out[i] = s.backends[t]
+	}
+	return out
+}

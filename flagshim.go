@@ -1,0 +1,184 @@
+package flagshim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/alias"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/logging"
+	"github.com/flagos-ai/flagshim/phases"
+	"github.com/flagos-ai/flagshim/probe"
+)
+
+// The phases of the default plan, in order.
+const (
+	PhaseDrivers      = "drivers"
+	PhaseVendorCompat = "vendor_compat"
+	PhaseEcosystem    = "ecosystem"
+)
+
+// StepAlias is the ecosystem step that installs the cuda->flagos alias.
+const StepAlias = "alias"
+
+// ErrInitDone is returned by AddStep once Init has started.
+var ErrInitDone = errors.New("flagshim: Init has already run")
+
+// Report says what Init did.
+type Report struct {
+	Phases []phases.Result
+	Alias  alias.Decision
+}
+
+// Option configures Init.
+type Option func(*config)
+
+type config struct {
+	log *zap.Logger
+}
+
+// WithLogger sets the logger flagshim and its drivers log to. Without it the
+// level comes from FLAGOS_LOG, and the default is silence.
+func WithLogger(l *zap.Logger) Option {
+	return func(c *config) { c.log = l }
+}
+
+// shim is one set of registries with its plan: the process has one (std);
+// tests make their own so that cases share no state.
+type shim struct {
+	devs    *device.Registry
+	probes  *probe.Registry
+	plan    *phases.Plan
+	drivers bool // whether Init adds the built-in driver steps
+
+	once   sync.Once
+	log    *zap.Logger
+	report *Report
+	err    error
+	// aliasErr is the alias step's own error: while it is set, cuda has no
+	// decided meaning and device.Default must not answer.
+	aliasErr error
+}
+
+func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim {
+	s := &shim{
+		devs:    devs,
+		probes:  probes,
+		drivers: drivers,
+		log:     zap.NewNop(),
+		plan: phases.NewPlan(
+			phases.Phase{Name: PhaseDrivers},
+			phases.Phase{Name: PhaseVendorCompat, After: []string{PhaseDrivers}},
+			phases.Phase{Name: PhaseEcosystem, After: []string{PhaseVendorCompat}},
+		),
+		report: &Report{},
+	}
+	// flagshim's own steps come first in their phases; plugin steps follow
+	// in the order they are added.
+	var steps []step
+	if drivers {
+		steps = s.driverSteps()
+	}
+	steps = append(steps, step{PhaseEcosystem, StepAlias, s.installAlias})
+	for _, st := range steps {
+		if err := s.plan.AddStep(st.phase, st.name, st.run); err != nil {
+			panic(fmt.Sprintf("flagshim: built-in step %s/%s: %v", st.phase, st.name, err)) // a bug in this file
+		}
+	}
+	return s
+}
+
+type step struct {
+	phase, name string
+	run         func(context.Context) error
+}
+
+// std is the process-wide shim behind Init, AddStep and device.Default.
+var std = newShim(device.Default, probe.Default, true)
+
+func init() {
+	// Hand device.Default its initializer. This does no I/O: Init runs on
+	// the first Parse or Lookup, if ever.
+	device.Default.OnFirstUse(std.initForDefault)
+}
+
+// Init runs the default plan once per process and returns its report.
+// Concurrent callers wait for the one run; later calls return the first
+// report and error, and their options are ignored. The error joins every
+// step's error; the report is complete even then.
+func Init(ctx context.Context, opts ...Option) (*Report, error) {
+	return std.init(ctx, opts...)
+}
+
+// AddStep adds a step to a phase of the default plan ("drivers",
+// "vendor_compat" or "ecosystem"). Steps run in the order added, after the
+// built-in steps of their phase. Call it before Init, typically from the
+// package that provides a backend or a compatibility shim; once Init has
+// started it returns an error wrapping ErrInitDone.
+func AddStep(phase, name string, run func(context.Context) error) error {
+	return std.addStep(phase, name, run)
+}
+
+func (s *shim) addStep(phase, name string, run func(context.Context) error) error {
+	err := s.plan.AddStep(phase, name, run)
+	if errors.Is(err, phases.ErrStarted) {
+		return fmt.Errorf("%w: step %s/%s comes too late; add steps (open plugins) before flagshim.Init or the first device.Parse/Lookup", ErrInitDone, phase, name)
+	}
+	return err
+}
+
+func (s *shim) init(ctx context.Context, opts ...Option) (*Report, error) {
+	s.once.Do(func() { s.err = s.run(ctx, opts) })
+	return s.report, s.err
+}
+
+func (s *shim) initForDefault() error {
+	if _, err := s.init(context.Background()); err != nil && s.aliasErr != nil {
+		return fmt.Errorf("flagshim: the cuda alias could not be decided: %w", s.aliasErr)
+	}
+	return nil
+}
+
+func (s *shim) run(ctx context.Context, opts []Option) error {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var errs []error
+	s.log = cfg.log
+	if s.log == nil {
+		var err error
+		if s.log, err = logging.FromEnv(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.plan.SetLogger(s.log)
+
+	start := time.Now()
+	results, err := s.plan.Run(ctx)
+	s.report.Phases = results
+	errs = append(errs, err)
+	s.log.Info("flagshim initialised",
+		zap.Duration("duration", time.Since(start)),
+		zap.Bool("alias", s.report.Alias.Active),
+		zap.String("alias_reason", s.report.Alias.Reason),
+		zap.Error(err))
+	return errors.Join(errs...)
+}
+
+func (s *shim) installAlias(context.Context) error {
+	d, err := alias.Install(s.devs, s.probes)
+	s.report.Alias = d
+	s.aliasErr = err
+	if err != nil {
+		return err
+	}
+	s.log.Debug("alias decided", zap.Bool("active", d.Active), zap.String("from", string(d.From)),
+		zap.String("to", string(d.To)), zap.String("reason", d.Reason))
+	return nil
+}
