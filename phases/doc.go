@@ -52,5 +52,5 @@
 //
 // The plan is silent by default. [Plan.SetLogger] gives it a zap logger, on
 // which each step is logged at debug level with the fields phase, step,
-// duration and error (and stack, for a panic).
+// duration and error; for a panic, the entry carries the panic's stack.
 package phases

@@ -115,7 +115,7 @@ func NewPlan(ps ...Phase) *Plan {
 }
 
 // SetLogger makes the plan log each step at debug level (fields phase, step,
-// duration, error, and stack for a panic). nil restores the default, which
+// duration and error; for a panic, the entry's stack is the panic's). nil restores the default, which
 // logs nothing.
 func (p *Plan) SetLogger(l *zap.Logger) {
 	p.mu.Lock()
@@ -387,15 +387,14 @@ func logStep(log *zap.Logger, r Result) {
 	if ce == nil {
 		return
 	}
-	fields := []zap.Field{
+	var pe *PanicError
+	if errors.As(r.Err, &pe) {
+		ce.Stack = string(pe.Stack) // the panicking goroutine's stack, printed after the entry
+	}
+	ce.Write(
 		zap.String("phase", r.Phase),
 		zap.String("step", r.Step),
 		zap.Duration("duration", r.Duration),
 		zap.Error(r.Err),
-	}
-	var pe *PanicError
-	if errors.As(r.Err, &pe) {
-		fields = append(fields, zap.ByteString("stack", pe.Stack))
-	}
-	ce.Write(fields...)
+	)
 }

@@ -399,7 +399,8 @@ func TestLogger(t *testing.T) {
 	assert.Equal(t, "good", entries[0].ContextMap()["step"])
 	assert.NotContains(t, entries[0].ContextMap(), "error")
 	assert.Equal(t, "nope", entries[1].ContextMap()["error"])
-	assert.Contains(t, entries[2].ContextMap()["stack"], "phases_test")
+	assert.Contains(t, entries[2].Stack, "phases_test", "a panic's stack goes in the entry's stack")
+	assert.Empty(t, entries[1].Stack)
 	assert.Equal(t, "b", entries[3].ContextMap()["phase"])
 	assert.Equal(t, "", entries[3].ContextMap()["step"])
 }
