@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+var lookupEnv = os.LookupEnv
+
+func writeJSON(w io.Writer, s snapshot) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// writeInfo prints the short human report of `flagshim info`.
+func writeInfo(w io.Writer, s snapshot) error {
+	var b strings.Builder
+	if s.Alias.Active {
+		fmt.Fprintf(&b, "alias: %s means %s\n", s.Alias.From, s.Alias.To)
+	} else {
+		fmt.Fprintf(&b, "alias: off (%s means %s)\n", s.Alias.From, s.Alias.From)
+	}
+	fmt.Fprintf(&b, "  %s\n\n", s.Alias.Reason)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDEVICES\tDRIVER\tLIBRARY\tREASON")
+	for _, be := range s.Backends {
+		lib := orDash(be.Library)
+		if be.RoutesTo != "" {
+			lib = "-> " + string(be.RoutesTo)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", be.Type, yesNo(be.Available), be.Devices,
+			orDash(be.DriverVersion), lib, be.Reason)
+	}
+	tw.Flush()
+
+	var devs []string
+	for _, be := range s.Backends {
+		for _, p := range be.Properties {
+			line := fmt.Sprintf("  %s:%d\t%s", be.Type, p.Index, p.Name)
+			if p.TotalMemory > 0 {
+				line += fmt.Sprintf("\t%.1f GiB", float64(p.TotalMemory)/(1<<30))
+			}
+			if p.Major > 0 {
+				line += fmt.Sprintf("\tcompute %d.%d", p.Major, p.Minor)
+			}
+			if p.MultiProcessors > 0 {
+				line += fmt.Sprintf("\t%d SMs", p.MultiProcessors)
+			}
+			if p.UUID != "" {
+				line += "\t" + p.UUID
+			}
+			devs = append(devs, line)
+		}
+	}
+	if len(devs) > 0 {
+		b.WriteString("\ndevices:\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, d := range devs {
+			fmt.Fprintln(tw, d)
+		}
+		tw.Flush()
+	}
+
+	b.WriteString("\nprobes:\n")
+	for _, p := range s.Probes {
+		fmt.Fprintf(&b, "  %s: %s", p.Name, answer(p.Live))
+		if len(p.RedirectedBy) > 0 {
+			fmt.Fprintf(&b, " (redirected by %s; original: %s)", strings.Join(p.RedirectedBy, ", "), answer(p.Original))
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("\nphases:\n")
+	for _, p := range s.Phases {
+		step := p.Step
+		if step == "" {
+			step = "(no steps)"
+		}
+		fmt.Fprintf(&b, "  %s/%s %s", p.Name, step, time.Duration(p.DurationNS).Round(time.Microsecond))
+		if p.Error != "" {
+			fmt.Fprintf(&b, " FAILED: %s", p.Error)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func answer(r resultJSON) string {
+	if r.Available {
+		return fmt.Sprintf("available, %d device(s)", r.Devices)
+	}
+	if r.Reason == "" {
+		return "not available"
+	}
+	return "not available: " + r.Reason
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/alias"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/probe"
+)
+
+// snapshot is everything the CLI shows, gathered once after Init. Its JSON
+// form is the output of `flagshim info --json`; keys are only ever added.
+type snapshot struct {
+	Alias    aliasJSON     `json:"alias"`
+	Backends []backendJSON `json:"backends"`
+	Probes   []probeJSON   `json:"probes"`
+	Phases   []phaseJSON   `json:"phases"`
+	Env      []envJSON     `json:"env"`
+}
+
+type aliasJSON struct {
+	Active bool        `json:"active"`
+	From   device.Type `json:"from"`
+	To     device.Type `json:"to"`
+	Reason string      `json:"reason"`
+}
+
+type backendJSON struct {
+	Type          device.Type   `json:"type"`
+	Available     bool          `json:"available"`
+	Devices       int           `json:"devices"`
+	Reason        string        `json:"reason"`
+	Library       string        `json:"library"`
+	DriverVersion string        `json:"driver_version"`
+	RoutesTo      device.Type   `json:"routes_to,omitempty"`
+	Attempts      []attemptJSON `json:"attempts"`
+	Properties    []propsJSON   `json:"properties"`
+	Error         string        `json:"error,omitempty"`
+}
+
+type attemptJSON struct {
+	Path  string `json:"path"`
+	Error string `json:"error,omitempty"`
+}
+
+type propsJSON struct {
+	Index           int    `json:"index"`
+	Name            string `json:"name"`
+	Vendor          string `json:"vendor"`
+	UUID            string `json:"uuid"`
+	TotalMemory     uint64 `json:"total_memory"`
+	Major           int    `json:"major"`
+	Minor           int    `json:"minor"`
+	MultiProcessors int    `json:"multiprocessors"`
+}
+
+type resultJSON struct {
+	Available bool   `json:"available"`
+	Devices   int    `json:"devices"`
+	Reason    string `json:"reason"`
+}
+
+type probeJSON struct {
+	Name         string     `json:"name"`
+	Live         resultJSON `json:"live"`
+	Original     resultJSON `json:"original"`
+	RedirectedBy []string   `json:"redirected_by"`
+}
+
+type phaseJSON struct {
+	Name       string `json:"name"`
+	Step       string `json:"step"`
+	DurationNS int64  `json:"duration_ns"`
+	Error      string `json:"error"`
+}
+
+type envJSON struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Set   bool   `json:"set"`
+}
+
+// envVars are the variables that change what flagshim does, in the order
+// the CLI reports them.
+var envVars = []string{
+	alias.EnvVar, "FLAGOS_BACKEND", "FLAGOS_LIBCUDA_PATH", "FLAGOS_LIBMUSA_PATH", "FLAGOS_LOG",
+	"CUDA_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES",
+}
+
+func collect(rep *flagshim.Report) snapshot {
+	s := snapshot{
+		Alias: aliasJSON{
+			Active: rep.Alias.Active, From: rep.Alias.From, To: rep.Alias.To, Reason: rep.Alias.Reason,
+		},
+		Backends: []backendJSON{},
+		Probes:   []probeJSON{},
+		Phases:   []phaseJSON{},
+		Env:      []envJSON{},
+	}
+	for _, b := range device.Default.Backends() {
+		s.Backends = append(s.Backends, describeBackend(b))
+	}
+	for _, name := range probe.Default.Names() {
+		s.Probes = append(s.Probes, probeJSON{
+			Name:         name,
+			Live:         resultJSON(probe.Default.Live(name)),
+			Original:     resultJSON(probe.Default.Original(name)),
+			RedirectedBy: nonNil(probe.Default.RedirectedBy(name)),
+		})
+	}
+	for _, r := range rep.Phases {
+		p := phaseJSON{Name: r.Phase, Step: r.Step, DurationNS: r.Duration.Nanoseconds()}
+		if r.Err != nil {
+			p.Error = r.Err.Error()
+		}
+		s.Phases = append(s.Phases, p)
+	}
+	for _, name := range envVars {
+		v, ok := lookupEnv(name)
+		s.Env = append(s.Env, envJSON{Name: name, Value: v, Set: ok})
+	}
+	return s
+}
+
+func describeBackend(b device.Backend) backendJSON {
+	r := b.Available()
+	out := backendJSON{
+		Type: b.Type(), Available: r.Available, Devices: r.Devices, Reason: r.Reason,
+		Attempts: []attemptJSON{}, Properties: []propsJSON{},
+	}
+	if d, ok := b.(device.Describer); ok {
+		info := d.Describe()
+		out.Library, out.DriverVersion, out.RoutesTo = info.Library, info.DriverVersion, info.RoutesTo
+		for _, a := range info.Attempts {
+			out.Attempts = append(out.Attempts, attemptJSON(a))
+		}
+	}
+	if !r.Available {
+		return out
+	}
+	for i := 0; i < r.Devices; i++ {
+		p, err := b.Properties(i)
+		if err != nil {
+			out.Error = fmt.Sprintf("properties of device %d: %v", i, err)
+			break
+		}
+		out.Properties = append(out.Properties, propsJSON{
+			Index: i, Name: p.Name, Vendor: p.Vendor, UUID: p.UUID, TotalMemory: p.TotalMemory,
+			Major: p.Major, Minor: p.Minor, MultiProcessors: p.MultiProcessors,
+		})
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
