@@ -154,7 +154,9 @@ func (s *shim) run(ctx context.Context, opts []Option) error {
 	if s.log == nil {
 		var err error
 		if s.log, err = logging.FromEnv(); err != nil {
-			errs = append(errs, err)
+			// A bad FLAGOS_LOG is reported, and flagshim runs silent.
+			s.log = zap.NewNop()
+			errs = append(errs, fmt.Errorf("flagshim: %w", err))
 		}
 	}
 	s.plan.SetLogger(s.log)

@@ -194,3 +194,14 @@ func TestAddStepValidates(t *testing.T) {
 	require.NoError(t, s.addStep(PhaseDrivers, "x", func(context.Context) error { return nil }))
 	require.Error(t, s.addStep(PhaseDrivers, "x", func(context.Context) error { return nil }), "duplicate step")
 }
+
+func TestBadLogLevelIsReportedAndInitGoesOn(t *testing.T) {
+	t.Setenv(alias.EnvVar, "")
+	t.Setenv("FLAGOS_LOG", "loud")
+	s := newTestShim(t, noCUDA, flagos2)
+	t.Cleanup(func() { alias.Uninstall(s.devs, s.probes) })
+	rep, err := s.init(context.Background())
+	require.Error(t, err)
+	assert.ErrorContains(t, err, `FLAGOS_LOG="loud"`)
+	assert.True(t, rep.Alias.Active, "a bad log level does not stop the plan")
+}
