@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/flagos-ai/flagshim/internal/cli"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
 // invocation in a process of its own (Init runs once per process).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"flagshim": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"flagshim": func() { os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 
@@ -28,7 +30,7 @@ func TestScripts(t *testing.T) {
 // the host leaks in, and no library is searched for outside what the script
 // names.
 func setupScriptEnv(env *testscript.Env) error {
-	for _, v := range envVars {
+	for _, v := range cli.EnvVars {
 		env.Setenv(v, "")
 	}
 	return nil

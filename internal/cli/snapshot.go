@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -81,9 +81,9 @@ type envJSON struct {
 	Set   bool   `json:"set"`
 }
 
-// envVars are the variables that change what flagshim does, in the order
+// EnvVars are the variables that change what flagshim does, in the order
 // the CLI reports them.
-var envVars = []string{
+var EnvVars = []string{
 	alias.EnvVar, "FLAGOS_BACKEND", "FLAGOS_LIBCUDA_PATH", "FLAGOS_LIBMUSA_PATH", "FLAGOS_LOG",
 	"CUDA_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES",
 }
@@ -116,7 +116,7 @@ func collect(rep *flagshim.Report) snapshot {
 		}
 		s.Phases = append(s.Phases, p)
 	}
-	for _, name := range envVars {
+	for _, name := range EnvVars {
 		v, ok := lookupEnv(name)
 		s.Env = append(s.Env, envJSON{Name: name, Value: v, Set: ok})
 	}
