@@ -169,6 +169,9 @@ func Open(spec Spec) (*Library, error) {
 	// 3. Well-known absolute folders.
 	seen := map[string]bool{}
 	for _, pattern := range spec.Dirs {
+		if pattern == "" {
+			continue // an entry for another platform
+		}
 		dirs := []string{pattern}
 		if strings.ContainsAny(pattern, "*?[") {
 			m, err := filepath.Glob(pattern)

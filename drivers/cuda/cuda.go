@@ -1,0 +1,142 @@
+package cuda
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/dl"
+	"github.com/flagos-ai/flagshim/internal/gpudrv"
+	"github.com/flagos-ai/flagshim/probe"
+)
+
+// EnvVar names the variable that overrides the library search with an
+// absolute path.
+const EnvVar = "FLAGOS_LIBCUDA_PATH"
+
+// VisibleDevicesEnv is applied by the driver itself; the backend only
+// reports it (Describe().Extra).
+const VisibleDevicesEnv = "CUDA_VISIBLE_DEVICES"
+
+var errs = gpudrv.NewErrors("cuda")
+
+// Sentinels; test with errors.Is. An *Error matches them by its code.
+var (
+	ErrNotAvailable   = errs.NotAvailable   // no library, a required symbol missing, init failed or no device
+	ErrNoDevice       = errs.NoDevice       // CUDA_ERROR_NO_DEVICE (100), or zero devices
+	ErrStubLibrary    = errs.StubLibrary    // CUDA_ERROR_STUB_LIBRARY (34)
+	ErrInvalidDevice  = errs.InvalidDevice  // CUDA_ERROR_INVALID_DEVICE (101), or an index out of range
+	ErrNotFound       = errs.NotFound       // CUDA_ERROR_NOT_FOUND (500)
+	ErrNotSupported   = errs.NotSupported   // CUDA_ERROR_NOT_SUPPORTED (801), or an optional symbol the library lacks
+	ErrDriverMismatch = errs.DriverMismatch // CUDA_ERROR_INSUFFICIENT_DRIVER (35), CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803), CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)
+	ErrNotInitialized = errs.NotInitialized // CUDA_ERROR_NOT_INITIALIZED (3), CUDA_ERROR_DEINITIALIZED (4)
+	ErrInvalidContext = errs.InvalidContext // CUDA_ERROR_INVALID_CONTEXT (201)
+	ErrUnknown        = errs.Unknown        // CUDA_ERROR_UNKNOWN (999)
+)
+
+// Error is a result code of the driver API, with its name and the driver's
+// message: "cuda: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected".
+type Error = gpudrv.Error
+
+var vendor = &gpudrv.Vendor{
+	Type:        device.CUDA,
+	Pkg:         "cuda",
+	VendorName:  "NVIDIA",
+	SymPrefix:   "cu",
+	ErrPrefix:   "CUDA_",
+	VisibleEnv:  VisibleDevicesEnv,
+	UUIDPrefix:  "GPU-",
+	VersionBase: 1000,
+	Spec:        defaultSpec(),
+	Errors:      errs,
+}
+
+func defaultSpec() dl.Spec {
+	return dl.Spec{
+		Name:    "libcuda",
+		EnvVar:  EnvVar,
+		Sonames: []string{"libcuda.so.1", "libcuda.so"},
+		Dirs:    []string{"/usr/local/nvidia/lib64", gpudrv.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
+	}
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	log  *zap.Logger
+	spec dl.Spec
+}
+
+// WithLogger sets the logger; the default is zap.NewNop().
+func WithLogger(l *zap.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.log = l
+		}
+	}
+}
+
+// withSpec replaces where the library is looked for (tests).
+func withSpec(s dl.Spec) Option { return func(o *options) { o.spec = s } }
+
+// Backend is the CUDA driver as a device.Backend and device.Describer. Its
+// methods are safe for concurrent use.
+type Backend struct{ b *gpudrv.Backend }
+
+var (
+	_ device.Backend   = (*Backend)(nil)
+	_ device.Describer = (*Backend)(nil)
+)
+
+// New returns a Backend. It does no I/O: the library is looked for on the
+// first call of any method, once.
+func New(opts ...Option) *Backend {
+	o := options{log: zap.NewNop(), spec: defaultSpec()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Backend{b: gpudrv.NewBackend(vendor, o.spec, o.log)}
+}
+
+// Type is device.CUDA.
+func (b *Backend) Type() device.Type { return device.CUDA }
+
+// Available is the true (original) probe: the library loads, cuInit(0)
+// succeeds and there is at least one device. The first call loads the
+// library (concurrent first callers share that one load); the outcome is
+// cached. It never panics.
+func (b *Backend) Available() probe.Result { return b.b.Available() }
+
+// DeviceCount is the number of devices the driver shows (CUDA_VISIBLE_DEVICES applied by the
+// driver). A driver that initialised with no devices gives (0, nil).
+func (b *Backend) DeviceCount() (int, error) { return b.b.DeviceCount() }
+
+// Current is the backend's current device, per process: 0 until SetCurrent.
+// See the package documentation.
+func (b *Backend) Current() (int, error) { return b.b.Current() }
+
+// SetCurrent makes index the current device and makes its primary context
+// current on the calling OS thread.
+func (b *Backend) SetCurrent(index int) error { return b.b.SetCurrent(index) }
+
+// Synchronize waits for the work on device index (-1: the current device).
+func (b *Backend) Synchronize(index int) error { return b.b.Synchronize(index) }
+
+// Properties describes device index.
+func (b *Backend) Properties(index int) (device.Properties, error) { return b.b.Properties(index) }
+
+// DriverVersion is the driver's version (encoded by the driver as major*1000 + minor*10: 13000 is 13.0).
+func (b *Backend) DriverVersion() (major, minor int, err error) { return b.b.DriverVersion() }
+
+// PCIBusID is the PCI address of device index as the driver writes it. The
+// symbol is optional: a library without it gives an error matching
+// ErrNotSupported.
+func (b *Backend) PCIBusID(index int) (string, error) { return b.b.PCIBusID(index) }
+
+// MemInfo is the free and total memory of device index seen from its
+// primary context (cuMemGetInfo_v2).
+func (b *Backend) MemInfo(index int) (free, total uint64, err error) { return b.b.MemInfo(index) }
+
+// Describe reports the library, the driver version, every load attempt and
+// extra facts (devices, reason, CUDA_VISIBLE_DEVICES when set, versioned symbols chosen).
+func (b *Backend) Describe() device.Info { return b.b.Describe() }
