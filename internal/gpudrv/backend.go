@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ebitengine/purego"
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/device"
@@ -48,7 +49,7 @@ type state struct {
 	version  int          // raw driver version; 0 when unknown
 	count    int          // devices; -1 when unknown (init failed)
 	devs     []int32      // device handles by ordinal
-	ctxs     []atomic.Uintptr
+	ctxs     []atomic.Pointer[primaryCtx]
 	ctxMu    sync.Mutex // serialises retains
 	err      error      // nil: available
 	result   probe.Result
@@ -131,7 +132,7 @@ func (b *Backend) doLoad() (s *state) {
 		}
 		s.devs[i] = dev
 	}
-	s.ctxs = make([]atomic.Uintptr, n)
+	s.ctxs = make([]atomic.Pointer[primaryCtx], n)
 	s.result = probe.Result{
 		Available: true,
 		Devices:   n,
@@ -185,25 +186,42 @@ func (s *state) rangeErr(i int) error {
 		s.v.Errors.InvalidDevice, s.v.Pkg, i, len(s.devs)-1, len(s.devs))
 }
 
+// primaryCtx is a retained primary context. args is the argument list of
+// cuCtxSetCurrent(ctx), built once: purego.SyscallN's variadic arguments
+// escape (go:uintptrescapes), so a list built per call would cost an
+// allocation; a shared, read-only one costs nothing.
+type primaryCtx struct {
+	ctx  uintptr
+	args []uintptr
+}
+
 // context returns device i's primary context, retaining it on first use.
-func (s *state) context(i int) (uintptr, error) {
+func (s *state) context(i int) (*primaryCtx, error) {
 	if uint(i) >= uint(len(s.ctxs)) {
-		return 0, s.rangeErr(i)
+		return nil, s.rangeErr(i)
 	}
-	if c := s.ctxs[i].Load(); c != 0 {
+	if c := s.ctxs[i].Load(); c != nil {
 		return c, nil
 	}
 	s.ctxMu.Lock()
 	defer s.ctxMu.Unlock()
-	if c := s.ctxs[i].Load(); c != 0 {
+	if c := s.ctxs[i].Load(); c != nil {
 		return c, nil
 	}
-	c, err := s.drv.DevicePrimaryCtxRetain(s.devs[i])
+	ctx, err := s.drv.DevicePrimaryCtxRetain(s.devs[i])
 	if err != nil {
-		return 0, fmt.Errorf("%s(device %d): %w", s.v.sym("DevicePrimaryCtxRetain"), i, err)
+		return nil, fmt.Errorf("%s(device %d): %w", s.v.sym("DevicePrimaryCtxRetain"), i, err)
 	}
+	c := &primaryCtx{ctx: ctx, args: []uintptr{ctx}}
 	s.ctxs[i].Store(c)
 	return c, nil
+}
+
+// setCurrent makes c current on the calling thread, which the caller has
+// locked. Allocation-free.
+func (s *state) setCurrent(c *primaryCtx) uintptr {
+	r, _, _ := purego.SyscallN(s.drv.s.ctxSetCurrent, c.args...)
+	return r
 }
 
 // Type is the vendor's device type.
@@ -245,7 +263,7 @@ func (b *Backend) SetCurrent(index int) error {
 		return err
 	}
 	runtime.LockOSThread()
-	r := call1(s.drv.s.ctxSetCurrent, ctx)
+	r := s.setCurrent(ctx)
 	runtime.UnlockOSThread()
 	if result(r) != resultSuccess {
 		return s.opErr("CtxSetCurrent", index, r)
@@ -269,7 +287,7 @@ func (b *Backend) Synchronize(index int) error {
 		return err
 	}
 	runtime.LockOSThread()
-	r := call1(s.drv.s.ctxSetCurrent, ctx)
+	r := s.setCurrent(ctx)
 	if result(r) != resultSuccess {
 		runtime.UnlockOSThread()
 		return s.opErr("CtxSetCurrent", index, r)
@@ -376,7 +394,7 @@ func (b *Backend) MemInfo(index int) (free, total uint64, err error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := s.drv.CtxSetCurrent(ctx); err != nil {
+	if err := s.drv.CtxSetCurrent(ctx.ctx); err != nil {
 		return 0, 0, fmt.Errorf("%s(device %d): %w", b.v.sym("CtxSetCurrent"), index, err)
 	}
 	free, total, ok, err := s.drv.MemGetInfo()

@@ -79,13 +79,14 @@ func (d *Driver) Err(code int) *Error {
 	return e
 }
 
-// call0 and call1 are the hot-path calls: value arguments only, so nothing
-// escapes and nothing is allocated.
+// call0 calls a function of no arguments; it allocates nothing.
 func call0(fn uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn)
 	return r
 }
 
+// call1 calls a function of one argument. The variadic list escapes, so it
+// costs one small allocation: hot paths use prebuilt lists instead.
 func call1(fn uintptr, a uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, a)
 	return r
@@ -176,7 +177,7 @@ func (d *Driver) DevicePrimaryCtxRetain(dev int32) (uintptr, error) {
 	return ctx, d.check(r)
 }
 
-// CtxSetCurrent is cuCtxSetCurrent on the calling thread. Allocation-free.
+// CtxSetCurrent is cuCtxSetCurrent on the calling thread.
 func (d *Driver) CtxSetCurrent(ctx uintptr) error { return d.check(call1(d.s.ctxSetCurrent, ctx)) }
 
 // CtxSynchronize is cuCtxSynchronize of the calling thread's context.

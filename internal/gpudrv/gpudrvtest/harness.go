@@ -521,6 +521,24 @@ var cases = []fakeCase{
 		},
 	},
 	{
+		name:  "hot_paths_allocate_nothing",
+		setup: withOverride(nil),
+		check: func(t *testing.T, h *Harness, b Backend) {
+			if raceEnabled {
+				t.Skip("the race detector's instrumentation allocates")
+			}
+			require.NoError(t, b.SetCurrent(1)) // the first use retains the contexts
+			require.NoError(t, b.SetCurrent(0))
+			allocs := testing.AllocsPerRun(200, func() {
+				_, _ = b.Current()
+				_ = b.SetCurrent(1)
+				_ = b.Synchronize(-1)
+				_ = b.Synchronize(0)
+			})
+			assert.Zero(t, allocs, "Current, SetCurrent and Synchronize must not allocate")
+		},
+	},
+	{
 		name:  "call_error",
 		setup: withOverride(nil, "FAKE_SYNC_RESULT=700"),
 		check: func(t *testing.T, h *Harness, b Backend) {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gpudrvtest
+
+const raceEnabled = false
