@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every .gpu/*.test (built by scripts/gpu-build.sh) with -test.v on a
+# machine with an NVIDIA GPU, passing nvidia-smi's view of the devices in the
+# environment as an independent source, and prints a summary. Logs go to
+# $OUT (when set, as on the device runner) or .gpu/logs.
+#
+# Expectations (defaults are the reference machine's, an H200):
+#   FLAGSHIM_GPU_EXPECT_NAME (H200)  FLAGSHIM_GPU_EXPECT_CC (9.0)
+#   GPU_BENCH: a -test.bench pattern (default GPU); "" to skip benchmarks.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=${OUT:-.gpu/logs}
+mkdir -p "$logs"
+export FLAGSHIM_GPU_EXPECT_NAME=${FLAGSHIM_GPU_EXPECT_NAME-H200}
+export FLAGSHIM_GPU_EXPECT_CC=${FLAGSHIM_GPU_EXPECT_CC-9.0}
+bench=${GPU_BENCH-GPU}
+
+echo "== machine"
+uname -a
+if command -v nvidia-smi >/dev/null; then
+	nvidia-smi -L
+	FLAGSHIM_NVSMI=$(nvidia-smi --query-gpu=uuid,memory.total,pci.bus_id,name --format=csv,noheader,nounits | sed 's/, /|/g')
+	FLAGSHIM_NVSMI_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+	export FLAGSHIM_NVSMI FLAGSHIM_NVSMI_DRIVER
+	echo "nvidia-smi driver $FLAGSHIM_NVSMI_DRIVER"
+	nvidia-smi | head -4 | tail -2
+else
+	echo "no nvidia-smi: the tests check the driver against itself only"
+fi
+
+shopt -s nullglob
+tests=(.gpu/*.test)
+if [ ${#tests[@]} -eq 0 ]; then
+	echo "gpu-run: no .gpu/*.test; run scripts/gpu-build.sh first" >&2
+	exit 1
+fi
+status=0
+summary=()
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .test)
+	log="$logs/$name.log"
+	echo "== $name"
+	args=(-test.v -test.count=1 -test.timeout=5m)
+	if [ -n "$bench" ]; then
+		args+=(-test.bench="$bench" -test.benchmem)
+	fi
+	(cd "$(dirname "$t")" && "./$(basename "$t")" "${args[@]}") 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	[ "$rc" -ne 0 ] && status=1
+	pass=$(grep -c -- '^--- PASS' "$log")
+	fail=$(grep -c -- '^--- FAIL' "$log")
+	skip=$(grep -c -- '^--- SKIP' "$log")
+	summary+=("$name: exit $rc, $pass passed, $fail failed, $skip skipped")
+done
+echo
+echo "== summary"
+for s in "${summary[@]}"; do echo "$s"; done
+grep -h -E -- '^--- (FAIL|PASS)|^Benchmark' "$logs"/*.log | sed 's/^/  /'
+exit $status
