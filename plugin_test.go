@@ -1,0 +1,156 @@
+package flagshim_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGoPlugin builds testdata/plugin/plug as a Go plugin and
+// testdata/plugin/host as a program that imports flagshim and opens it, then
+// checks that both share one registry and one Init: a plugin opened before
+// the host's Init is honoured; one opened after it is refused with an error
+// that says to open plugins before Init.
+//
+// Plugins need cgo, so both are built with CGO_ENABLED=1 whatever this test
+// binary was built with (and with -race when it was); the test skips, saying
+// why, only where plugins cannot be built.
+func TestGoPlugin(t *testing.T) {
+	goTool, env := pluginToolchain(t)
+	dir := t.TempDir()
+	plug := filepath.Join(dir, "plug.so")
+	host := filepath.Join(dir, "host")
+	flags := []string{}
+	if raceEnabled() {
+		flags = append(flags, "-race")
+	}
+	build := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(goTool, append(append([]string{"build"}, flags...), args...)...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	build("-buildmode=plugin", "-o", plug, "./testdata/plugin/plug")
+	build("-o", host, "./testdata/plugin/host")
+
+	t.Run("opened before Init: its backend is registered", func(t *testing.T) {
+		res, stderr := runHost(t, host, "before", plug)
+		assert.Empty(t, stderr)
+		assert.Empty(t, res.RegisterErr)
+		assert.True(t, res.SameRegistry, "the plugin's device.Default is the host's")
+		assert.Empty(t, res.InitErr)
+		assert.Contains(t, res.Steps, "drivers/plug", "the plugin's step ran in the host's Init")
+		assert.Contains(t, res.Types, "plug")
+		assert.Empty(t, res.LookupErr)
+		assert.Equal(t, 2, res.Devices)
+		assert.Equal(t, probeResult{Available: true, Devices: 2, Reason: "2 devices from the plug plugin"}, res.Probe)
+		assert.Equal(t, "plug:1", res.ParsedPlug1)
+		assert.True(t, res.LateAddStepIsDone)
+	})
+
+	t.Run("opened after Init: refused, saying to open plugins before Init", func(t *testing.T) {
+		res, stderr := runHost(t, host, "after", plug)
+		assert.Contains(t, stderr, "host: plugin refused: plug plugin: ")
+		assert.Contains(t, res.RegisterErr, "before flagshim.Init")
+		assert.True(t, res.RegisterErrIsDone, "the error wraps flagshim.ErrInitDone: %s", res.RegisterErr)
+		assert.True(t, res.SameRegistry)
+		assert.NotContains(t, res.Steps, "drivers/plug")
+		assert.NotContains(t, res.Types, "plug")
+		assert.Contains(t, res.LookupErr, `unknown device type "plug"`)
+		assert.False(t, res.Probe.Available)
+		assert.Empty(t, res.ParsedPlug1)
+	})
+}
+
+type probeResult struct {
+	Available bool
+	Devices   int
+	Reason    string
+}
+
+// hostResult is what testdata/plugin/host prints.
+type hostResult struct {
+	RegisterErr       string      `json:"register_err"`
+	RegisterErrIsDone bool        `json:"register_err_is_init_done"`
+	SameRegistry      bool        `json:"same_registry"`
+	InitErr           string      `json:"init_err"`
+	Steps             []string    `json:"steps"`
+	Types             []string    `json:"types"`
+	LookupErr         string      `json:"lookup_err"`
+	Devices           int         `json:"devices"`
+	Probe             probeResult `json:"probe"`
+	ParsedPlug1       string      `json:"parsed_plug1"`
+	LateAddStepIsDone bool        `json:"late_add_step_is_init_done"`
+}
+
+func runHost(t *testing.T, host string, args ...string) (hostResult, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(host, args...)
+	// No vendor runtime, whatever the machine has.
+	none := t.TempDir()
+	cmd.Env = append(os.Environ(), "FLAGOS_ALIAS_CUDA=", "FLAGOS_BACKEND=", "FLAGOS_LOG=",
+		"FLAGOS_LIBCUDA_PATH="+none+"/libcuda.so.1", "FLAGOS_LIBMUSA_PATH="+none+"/libmusa.so.1")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "host %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), &stdout, &stderr)
+	var res hostResult
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), stdout.String())
+	return res, stderr.String()
+}
+
+// pluginToolchain returns the go command and the environment that builds
+// plugins with cgo, or skips the test with the reason this platform cannot.
+func pluginToolchain(t *testing.T) (goTool string, env []string) {
+	t.Helper()
+	switch runtime.GOOS {
+	case "linux", "darwin", "freebsd":
+	default:
+		t.Skipf("Go plugins (-buildmode=plugin) are not supported on %s", runtime.GOOS)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			t.Skipf("no go command to build the plugin with: not in PATH nor %s", goTool)
+		}
+	}
+	env = append(os.Environ(), "CGO_ENABLED=1")
+	cmd := exec.Command(goTool, "env", "CC")
+	cmd.Env = env
+	out, err := cmd.Output()
+	require.NoError(t, err, "go env CC")
+	cc := strings.Fields(string(out))
+	if len(cc) == 0 {
+		t.Skipf("Go plugins need cgo, and `go env CC` names no C compiler")
+	}
+	if _, err := exec.LookPath(cc[0]); err != nil {
+		t.Skipf("Go plugins need cgo, and the C compiler %q (go env CC) is not installed: %v", cc[0], err)
+	}
+	return goTool, env
+}
+
+// raceEnabled reports whether this test binary was built with -race: the
+// host and plugin are built the same way.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
