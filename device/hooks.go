@@ -73,7 +73,12 @@ var DefaultHooks = NewHooks()
 // [Hooks.Applied].
 //
 // Modules are keyed by identity: a Module must be comparable (drivers use
-// pointers).
+// pointers), and Release must be given the value Apply was given.
+//
+// Hooks run on the goroutine that calls Apply or Release; a hook that needs a
+// particular CUDA/MUSA context current makes it current itself on a locked
+// OS thread (plugins/nvshmem does), since the caller's thread may hold
+// another one.
 type Hooks struct {
 	mu    sync.Mutex
 	idle  *sync.Cond            // on mu; broadcast when a removed hook's last call ends
