@@ -4,7 +4,10 @@
  * the real exported symbols with their real C signatures and forwards to the
  * static functions here. Tests build them with `go env CC` -shared -fPIC.
  *
- * Environment, read once when the library is loaded:
+ * Environment, read once when the library is loaded. Each variable may also
+ * be given for one vendor, FAKE_CUDA_<NAME> or FAKE_MUSA_<NAME>, which wins
+ * over FAKE_<NAME>: a process can then load both fakes with different
+ * behaviour (a stub libcuda beside a working libmusa, say).
  *   FAKE_STUB=1            every call returns 34 (*_ERROR_STUB_LIBRARY)
  *   FAKE_INIT_RESULT=N     what cuInit returns (default 0)
  *   FAKE_DEVICE_COUNT=N    devices (default 2, at most 16)
@@ -45,8 +48,18 @@ static struct {
 
 static __thread struct fake_ctx *fake_current;
 
-static int fake_env_int(const char *k, int def) {
+/* fake_getenv reads FAKE_<vendor>_<name>, else FAKE_<name>. */
+static const char *fake_getenv(const char *name) {
+	char k[128];
+	snprintf(k, sizeof k, "FAKE_%s%s", FAKE_ERR_PREFIX, name);
 	const char *v = getenv(k);
+	if (v && *v) return v;
+	snprintf(k, sizeof k, "FAKE_%s", name);
+	return getenv(k);
+}
+
+static int fake_env_int(const char *name, int def) {
+	const char *v = fake_getenv(name);
 	return v && *v ? atoi(v) : def;
 }
 
@@ -59,23 +72,23 @@ static void fake_log(const char *what) {
 }
 
 __attribute__((constructor)) static void fake_load(void) {
-	fake.stub = fake_env_int("FAKE_STUB", 0);
-	fake.init_result = fake_env_int("FAKE_INIT_RESULT", 0);
-	fake.count = fake_env_int("FAKE_DEVICE_COUNT", 2);
+	fake.stub = fake_env_int("STUB", 0);
+	fake.init_result = fake_env_int("INIT_RESULT", 0);
+	fake.count = fake_env_int("DEVICE_COUNT", 2);
 	if (fake.count > FAKE_MAX_DEVICES) fake.count = FAKE_MAX_DEVICES;
-	fake.sm = fake_env_int("FAKE_SM_COUNT", 132);
-	fake.version = fake_env_int("FAKE_DRIVER_VERSION", FAKE_DEFAULT_VERSION);
-	fake.sync_result = fake_env_int("FAKE_SYNC_RESULT", 0);
-	const char *m = getenv("FAKE_TOTAL_MEM");
+	fake.sm = fake_env_int("SM_COUNT", 132);
+	fake.version = fake_env_int("DRIVER_VERSION", FAKE_DEFAULT_VERSION);
+	fake.sync_result = fake_env_int("SYNC_RESULT", 0);
+	const char *m = fake_getenv("TOTAL_MEM");
 	fake.total_mem = m && *m ? strtoull(m, NULL, 10) : 80ULL << 30;
-	const char *cc = getenv("FAKE_CC");
+	const char *cc = fake_getenv("CC");
 	fake.major = 9; fake.minor = 0;
 	if (cc && *cc) sscanf(cc, "%d.%d", &fake.major, &fake.minor);
 	for (int i = 0; i < FAKE_MAX_DEVICES; i++) {
 		snprintf(fake.names[i], sizeof fake.names[i], "Fake GPU %d", i);
 		fake.ctx[i].ordinal = i;
 	}
-	const char *names = getenv("FAKE_DEVICE_NAMES");
+	const char *names = fake_getenv("DEVICE_NAMES");
 	if (names && *names) {
 		char buf[2048];
 		snprintf(buf, sizeof buf, "%s", names);
@@ -83,7 +96,7 @@ __attribute__((constructor)) static void fake_load(void) {
 		for (char *save, *t = strtok_r(buf, ",", &save); t && i < FAKE_MAX_DEVICES; t = strtok_r(NULL, ",", &save))
 			snprintf(fake.names[i++], sizeof fake.names[0], "%s", t);
 	}
-	fake.log = getenv("FAKE_LOG");
+	fake.log = fake_getenv("LOG");
 	fake_log("load");
 }
 
