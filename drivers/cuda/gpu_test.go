@@ -7,7 +7,8 @@
 //
 //	FLAGSHIM_GPU_EXPECT_NAME   a substring of every device name ("H200")
 //	FLAGSHIM_GPU_EXPECT_CC     the compute capability ("9.0")
-//	FLAGSHIM_NVSMI             lines "uuid|memory.total MiB|pci.bus_id|name"
+//	FLAGSHIM_NVSMI             lines "uuid|memory.total|memory.reserved|pci.bus_id|name"
+//	                           (MiB; memory.reserved empty on old drivers)
 //	FLAGSHIM_NVSMI_DRIVER      nvidia-smi's driver version ("580.95.05")
 
 package cuda
@@ -42,20 +43,23 @@ func gpuBackend(t testing.TB) *Backend {
 }
 
 type smiGPU struct {
-	uuid, pci, name string
-	memMiB          uint64
+	uuid, pci, name     string
+	memMiB, reservedMiB uint64
+	haveReserved        bool
 }
 
 func nvsmi(t *testing.T) map[string]smiGPU {
 	m := map[string]smiGPU{}
 	for _, line := range strings.Split(os.Getenv("FLAGSHIM_NVSMI"), "\n") {
 		f := strings.Split(line, "|")
-		if len(f) != 4 {
+		if len(f) != 5 {
 			continue
 		}
 		var g smiGPU
-		g.uuid, g.pci, g.name = strings.TrimSpace(f[0]), strings.TrimSpace(f[2]), strings.TrimSpace(f[3])
+		g.uuid, g.pci, g.name = strings.TrimSpace(f[0]), strings.TrimSpace(f[3]), strings.TrimSpace(f[4])
 		fmt.Sscan(strings.TrimSpace(f[1]), &g.memMiB)
+		_, err := fmt.Sscan(strings.TrimSpace(f[2]), &g.reservedMiB)
+		g.haveReserved = err == nil
 		m[g.uuid] = g
 	}
 	return m
@@ -129,8 +133,18 @@ func TestGPUProperties(t *testing.T) {
 			if assert.True(t, ok, "nvidia-smi lists %s", p.UUID) {
 				assert.Equal(t, g.name, p.Name)
 				assert.Equal(t, pciKey(g.pci), pciKey(pci))
+				// nvidia-smi's memory.total is the whole framebuffer; the
+				// driver's total leaves out what the driver and firmware
+				// reserve (nvidia-smi's memory.reserved).
 				mib := float64(p.TotalMemory) / (1 << 20)
-				assert.LessOrEqual(t, math.Abs(mib-float64(g.memMiB)), 1.0, "driver %.1f MiB, nvidia-smi %d MiB", mib, g.memMiB)
+				t.Logf("nvidia-smi: memory.total %d MiB, memory.reserved %d MiB (%v); driver %.1f MiB",
+					g.memMiB, g.reservedMiB, g.haveReserved, mib)
+				assert.LessOrEqual(t, mib, float64(g.memMiB))
+				assert.GreaterOrEqual(t, mib, 0.99*float64(g.memMiB))
+				if g.haveReserved {
+					assert.LessOrEqual(t, math.Abs(mib-float64(g.memMiB-g.reservedMiB)), 1.0,
+						"driver %.1f MiB = nvidia-smi total %d - reserved %d MiB", mib, g.memMiB, g.reservedMiB)
+				}
 			}
 		}
 	}
