@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+)
+
+func TestPut(t *testing.T) {
+	buf := []byte("zzzzzz")
+	n, f := put(buf, "cpu:0")
+	assert.Equal(t, failNone, f)
+	assert.Equal(t, 5, n)
+	assert.Equal(t, "cpu:0\x00", string(buf))
+
+	buf = []byte("zzzzz")
+	_, f = put(buf, "cpu:0")
+	assert.Equal(t, failRange, f, "no room for the NUL")
+	assert.Equal(t, "\x00zzzz", string(buf), "only an empty string is written")
+
+	_, f = put(nil, "cpu")
+	assert.Equal(t, failArgs, f)
+}
+
+// TestCShared builds this package with -buildmode=c-shared and
+// testdata/check.c against it with the system C compiler, then checks the
+// C interface's answers, each run in a process of its own (Init runs once
+// per process): without any vendor runtime, with a bad FLAGOS_ALIAS_CUDA,
+// and with the fake libmusa and libcuda of drivers/*/testdata.
+//
+// The library is built with CGO_ENABLED=1 whatever this test binary was built
+// with, and never with -race: ThreadSanitizer cannot map its shadow memory
+// inside a c-shared library loaded by a C program. The threads case checks
+// that concurrent first calls from C threads agree.
+func TestCShared(t *testing.T) {
+	check := buildCheck(t)
+	none := t.TempDir() // nothing in it: no libcuda, no libmusa
+	noDrivers := []string{
+		"FLAGOS_LIBCUDA_PATH=" + none + "/libcuda.so.1",
+		"FLAGOS_LIBMUSA_PATH=" + none + "/libmusa.so.1",
+	}
+
+	t.Run("codes", func(t *testing.T) {
+		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4"}, runCheck(t, check, noDrivers, "codes"),
+			"the codes documented in flagshim.h and doc.go")
+	})
+
+	t.Run("no vendor runtime", func(t *testing.T) {
+		got := runCheck(t, check, noDrivers,
+			"64/cpu", "64/cpu:0", "64/cuda", "64/cuda:1", "alias",
+			"64/CUDA", "64/cpu:-1", "64/nope:0", "64/", "64/<null>",
+			"3/cpu", "4/cpu", "5/cpu:0", "6/cpu:0", "1/cpu",
+			"0/cpu", "-5/cpu", "null/cpu")
+		assert.Equal(t, []string{
+			"rc=3 out=cpu canary=ok",
+			"rc=5 out=cpu:0 canary=ok",
+			"rc=4 out=cuda canary=ok", // no flagos device: no alias
+			"rc=6 out=cuda:1 canary=ok",
+			"alias=0",
+			"rc=-3 first=0 canary=ok", // bad device strings: EDEVICE, out = ""
+			"rc=-3 first=0 canary=ok",
+			"rc=-3 first=0 canary=ok",
+			"rc=-3 first=0 canary=ok",
+			"rc=-2 first=0 canary=ok", // device NULL: EINVAL, out = ""
+			"rc=-4 first=0 canary=ok", // too small: ERANGE, nothing past out_len
+			"rc=3 out=cpu canary=ok",  // exactly the answer and its NUL
+			"rc=-4 first=0 canary=ok",
+			"rc=5 out=cpu:0 canary=ok",
+			"rc=-4 first=0 canary=ok",
+			"rc=-2 first=90 canary=ok", // out_len <= 0: EINVAL, nothing written
+			"rc=-2 first=90 canary=ok",
+			"rc=-2 first=90 canary=ok", // out NULL
+		}, got)
+	})
+
+	t.Run("bad FLAGOS_ALIAS_CUDA: init error", func(t *testing.T) {
+		got := runCheck(t, check, append(noDrivers, "FLAGOS_ALIAS_CUDA=perhaps"), "alias", "64/cpu", "64/cuda")
+		assert.Equal(t, []string{"alias=-1", "rc=-1 first=0 canary=ok", "rc=-1 first=0 canary=ok"}, got)
+	})
+
+	t.Run("concurrent first calls from C threads", func(t *testing.T) {
+		assert.Equal(t, []string{"threads=8 alias=0 cuda1=cuda:1 consistent=yes"}, runCheck(t, check, noDrivers, "threads=8"))
+	})
+
+	t.Run("fake drivers: cuda means flagos exactly without usable CUDA", func(t *testing.T) {
+		musa := buildFake(t, "musa")
+		env := []string{"FLAGOS_LIBCUDA_PATH=" + none + "/libcuda.so.1", "FLAGOS_LIBMUSA_PATH=" + musa, "FAKE_DEVICE_COUNT=2"}
+		assert.Equal(t, []string{
+			"alias=1",
+			"rc=8 out=flagos:0 canary=ok",
+			"rc=6 out=flagos canary=ok",
+			"rc=6 out=musa:1 canary=ok",
+			"rc=-4 first=0 canary=ok",
+		}, runCheck(t, check, env, "alias", "64/cuda:0", "64/cuda", "64/musa:1", "8/cuda:0"))
+		assert.Equal(t, []string{"threads=8 alias=1 cuda1=flagos:1 consistent=yes"}, runCheck(t, check, env, "threads=8"))
+
+		assert.Equal(t, []string{"alias=0", "rc=6 out=cuda:0 canary=ok"},
+			runCheck(t, check, append(env, "FLAGOS_ALIAS_CUDA=0"), "alias", "64/cuda:0"), "FLAGOS_ALIAS_CUDA=0 forbids the alias")
+		assert.Equal(t, []string{"alias=0", "rc=6 out=cuda:0 canary=ok"},
+			runCheck(t, check, append(env, "FAKE_DEVICE_COUNT=0"), "alias", "64/cuda:0"), "no MUSA device: no alias")
+
+		cuda := buildFake(t, "cuda")
+		env[0] = "FLAGOS_LIBCUDA_PATH=" + cuda
+		assert.Equal(t, []string{"alias=0", "rc=6 out=cuda:0 canary=ok"},
+			runCheck(t, check, env, "alias", "64/cuda:0"), "a usable CUDA runtime (fake libcuda): no alias")
+		assert.Equal(t, []string{"alias=1", "rc=8 out=flagos:0 canary=ok"},
+			runCheck(t, check, append(env, "FAKE_CUDA_STUB=1"), "alias", "64/cuda:0"), "a stub libcuda is no CUDA runtime")
+	})
+}
+
+// buildCheck builds libflagshim.so and the check program linked against it,
+// or skips the test, saying why, where this platform cannot.
+func buildCheck(t *testing.T) string {
+	t.Helper()
+	switch runtime.GOOS {
+	case "linux", "freebsd":
+	default:
+		t.Skipf("the C test links a c-shared library with ELF -rpath; not set up for %s", runtime.GOOS)
+	}
+	cc := dltest.CC()
+	if cc == "" {
+		t.Skip("-buildmode=c-shared needs cgo, and `go env CC` names no installed C compiler")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build the library with: %v", err)
+	}
+	dir := dltest.PrivateDir(t)
+	lib := filepath.Join(dir, "libflagshim.so")
+	build := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)
+	}
+	check := filepath.Join(dir, "check")
+	ccArgs := append(strings.Fields(cc)[1:], "-Wall", "-Wextra", "-Werror", "-o", check,
+		"-I.", dltest.Abs(t, "testdata/check.c"), "-L"+dir, "-lflagshim", "-Wl,-rpath,"+dir, "-pthread")
+	cmd := exec.Command(strings.Fields(cc)[0], ccArgs...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(ccArgs, " "), err, out)
+	}
+	return check
+}
+
+// buildFake builds the fake lib<vendor>.so.1 of drivers/<vendor>/testdata
+// and returns its path.
+func buildFake(t *testing.T, vendor string) string {
+	t.Helper()
+	soname := "lib" + vendor + ".so.1"
+	out := filepath.Join(dltest.PrivateDir(t), soname)
+	dltest.BuildLib(t, out, soname,
+		[]string{dltest.Abs(t, "../../drivers/"+vendor+"/testdata/fake_lib"+vendor+".c")},
+		"-I"+dltest.Abs(t, "../../internal/gpudrv/testdata"))
+	return out
+}
+
+// runCheck runs check with args in an environment scrubbed of flagshim's
+// and the fakes' variables, then env added, and returns its stdout lines.
+func runCheck(t *testing.T, check string, env []string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(check, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FLAGOS_") && !strings.HasPrefix(kv, "FAKE_") &&
+			!strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") && !strings.HasPrefix(kv, "MUSA_VISIBLE_DEVICES=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "check %s (env %q)\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), env, &stdout, &stderr)
+	return strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+}

@@ -1,0 +1,120 @@
+/*
+ * check drives libflagshim through its C interface for libflagshim_test.go.
+ * Each argument is one call, answered on one line of stdout:
+ *
+ *   alias          flagshim_alias_active()      -> "alias=N"
+ *   LEN/DEVICE     flagshim_resolve(DEVICE, buf, LEN)
+ *                  -> "rc=N out=STRING canary=ok|BAD" (out only when rc >= 0,
+ *                     first=N, the first byte, otherwise)
+ *                  DEVICE "<null>" passes NULL; LEN "null" passes out = NULL
+ *   threads=N      N threads call alias and resolve("cuda:1") 200 times each
+ *                  -> "threads=N alias=A cuda1=S consistent=yes|no"
+ *   codes          the header's error codes -> "EINIT=.. EINVAL=.. ..."
+ *
+ * The buffer is filled with a canary byte first: "canary=ok" means no byte
+ * at or past out_len (or any byte, when out is NULL or out_len <= 0) changed.
+ * Exit status: 0, or 2 on bad usage.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flagshim.h"
+
+#define BUF 128
+#define CANARY 0x5a
+
+static void resolve_case(const char *arg) {
+	const char *slash = strchr(arg, '/');
+	if (!slash) {
+		fprintf(stderr, "check: want LEN/DEVICE, got %s\n", arg);
+		exit(2);
+	}
+	char len_s[32];
+	size_t n = (size_t)(slash - arg);
+	if (n >= sizeof len_s) exit(2);
+	memcpy(len_s, arg, n);
+	len_s[n] = 0;
+	const char *dev = slash + 1;
+	if (strcmp(dev, "<null>") == 0) dev = NULL;
+	int null_out = strcmp(len_s, "null") == 0;
+	int out_len = null_out ? 16 : atoi(len_s);
+	if (out_len > BUF) exit(2);
+
+	char buf[BUF];
+	memset(buf, CANARY, sizeof buf);
+	int rc = flagshim_resolve(dev, null_out ? NULL : buf, out_len);
+
+	int from = (null_out || out_len < 0) ? 0 : out_len;
+	int canary_ok = 1;
+	for (int i = from; i < BUF; i++)
+		if ((unsigned char)buf[i] != CANARY) canary_ok = 0;
+	if (rc >= 0) {
+		/* The answer is NUL-terminated at rc, inside out_len. */
+		if (rc >= out_len || buf[rc] != 0 || (int)strlen(buf) != rc) canary_ok = 0;
+		printf("rc=%d out=%s canary=%s\n", rc, buf, canary_ok ? "ok" : "BAD");
+	} else {
+		printf("rc=%d first=%d canary=%s\n", rc, (unsigned char)buf[0], canary_ok ? "ok" : "BAD");
+	}
+}
+
+struct answer {
+	int alias;
+	char cuda1[BUF];
+	int rc;
+	int consistent;
+};
+
+static void *worker(void *p) {
+	struct answer *a = p;
+	a->consistent = 1;
+	for (int i = 0; i < 200; i++) {
+		int alias = flagshim_alias_active();
+		char buf[BUF];
+		int rc = flagshim_resolve("cuda:1", buf, sizeof buf);
+		if (i == 0) {
+			a->alias = alias;
+			a->rc = rc;
+			strcpy(a->cuda1, rc >= 0 ? buf : "");
+		} else if (alias != a->alias || rc != a->rc || (rc >= 0 && strcmp(buf, a->cuda1) != 0)) {
+			a->consistent = 0;
+		}
+	}
+	return NULL;
+}
+
+static void threads_case(int n) {
+	if (n < 1 || n > 64) exit(2);
+	pthread_t th[64];
+	struct answer ans[64];
+	/* Started together, so that the first calls race to run Init. */
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, worker, &ans[i]) != 0) exit(2);
+	int consistent = 1;
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		if (!ans[i].consistent || ans[i].alias != ans[0].alias || ans[i].rc != ans[0].rc ||
+		    strcmp(ans[i].cuda1, ans[0].cuda1) != 0)
+			consistent = 0;
+	}
+	printf("threads=%d alias=%d cuda1=%s consistent=%s\n", n, ans[0].alias, ans[0].cuda1, consistent ? "yes" : "no");
+}
+
+int main(int argc, char **argv) {
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "alias") == 0) {
+			printf("alias=%d\n", flagshim_alias_active());
+		} else if (strncmp(a, "threads=", 8) == 0) {
+			threads_case(atoi(a + 8));
+		} else if (strcmp(a, "codes") == 0) {
+			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d\n", FLAGSHIM_EINIT, FLAGSHIM_EINVAL,
+			       FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE);
+		} else {
+			resolve_case(a);
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
