@@ -1,0 +1,348 @@
+package flagshim_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/alias"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/drivers/flagos"
+	"github.com/flagos-ai/flagshim/internal/cli"
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/probe"
+)
+
+// fakes are the fake driver libraries, built once per test binary.
+var fakes struct {
+	once       sync.Once
+	cuda, musa string // absolute paths of libcuda.so.1 / libmusa.so.1
+	missing    string // a folder that holds no library
+}
+
+func buildFakes(t *testing.T) {
+	t.Helper()
+	fakes.once.Do(func() {
+		dir := filepath.Join(dltest.PrivateDir(t), "lib")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		inc := "-I" + dltest.Abs(t, "internal/gpudrv/testdata")
+		fakes.cuda = filepath.Join(dir, "libcuda.so.1")
+		fakes.musa = filepath.Join(dir, "libmusa.so.1")
+		dltest.BuildLib(t, fakes.cuda, "libcuda.so.1", []string{dltest.Abs(t, "drivers/cuda/testdata/fake_libcuda.c")}, inc)
+		dltest.BuildLib(t, fakes.musa, "libmusa.so.1", []string{dltest.Abs(t, "drivers/musa/testdata/fake_libmusa.c")}, inc)
+		fakes.missing = dltest.PrivateDir(t)
+	})
+	if fakes.cuda == "" {
+		t.Fatal("building the fake driver libraries failed in an earlier test")
+	}
+}
+
+// machine is one scenario of drivers present on a machine.
+type machine struct {
+	name       string
+	cuda       bool   // a libcuda is there
+	cudaEnv    string // FAKE_CUDA_* settings of that library
+	musa       bool
+	musaEnv    string
+	cudaUsable bool // the true CUDA runtime works with at least one device
+	musaDevs   int  // usable MUSA devices (0: none or not usable)
+	cudaDevs   int
+}
+
+var machines = []machine{
+	{name: "no drivers"},
+	{name: "musa only, 1 device", musa: true, musaEnv: "DEVICE_COUNT=1", musaDevs: 1},
+	{name: "musa only, 2 devices", musa: true, musaEnv: "DEVICE_COUNT=2", musaDevs: 2},
+	{name: "musa with 0 devices", musa: true, musaEnv: "DEVICE_COUNT=0"},
+	{name: "cuda only", cuda: true, cudaEnv: "DEVICE_COUNT=2", cudaUsable: true, cudaDevs: 2},
+	{name: "cuda and musa", cuda: true, cudaEnv: "DEVICE_COUNT=2", musa: true, musaEnv: "DEVICE_COUNT=3", cudaUsable: true, cudaDevs: 2, musaDevs: 3},
+	{name: "stub libcuda with musa", cuda: true, cudaEnv: "STUB=1", musa: true, musaEnv: "DEVICE_COUNT=2", musaDevs: 2},
+	{name: "cuInit 100 with musa", cuda: true, cudaEnv: "INIT_RESULT=100", musa: true, musaEnv: "DEVICE_COUNT=2", musaDevs: 2},
+	{name: "cuInit 803 with musa", cuda: true, cudaEnv: "INIT_RESULT=803", musa: true, musaEnv: "DEVICE_COUNT=1", musaDevs: 1},
+}
+
+// expectation is what the rules of DESIGN.md say a scenario must give.
+type expectation struct {
+	initFails   bool        // a bad FLAGOS_ALIAS_CUDA
+	route       device.Type // where flagos routes; "" for none
+	flagosDevs  int
+	aliasActive bool
+}
+
+func expect(m machine, aliasEnv, backendEnv string) expectation {
+	var e expectation
+	allow, err := alias.ParseEnv(aliasEnv)
+	e.initFails = err != nil
+	switch backendEnv {
+	case "", "auto":
+		if m.musaDevs > 0 {
+			e.route, e.flagosDevs = device.MUSA, m.musaDevs
+		} else if m.cudaUsable {
+			e.route, e.flagosDevs = device.CUDA, m.cudaDevs
+		}
+	case "musa":
+		if m.musaDevs > 0 {
+			e.route, e.flagosDevs = device.MUSA, m.musaDevs
+		}
+	case "cuda":
+		if m.cudaUsable {
+			e.route, e.flagosDevs = device.CUDA, m.cudaDevs
+		}
+	}
+	e.aliasActive = !e.initFails && allow && !m.cudaUsable && e.flagosDevs > 0
+	return e
+}
+
+func (m machine) env(aliasEnv, backendEnv, out string) []string {
+	env := []string{
+		"E2E_OUT=" + out,
+		"FLAGOS_LIBCUDA_PATH=" + filepath.Join(fakes.missing, "libcuda.so.1"),
+		"FLAGOS_LIBMUSA_PATH=" + filepath.Join(fakes.missing, "libmusa.so.1"),
+	}
+	if m.cuda {
+		env[1] = "FLAGOS_LIBCUDA_PATH=" + fakes.cuda
+	}
+	if m.musa {
+		env[2] = "FLAGOS_LIBMUSA_PATH=" + fakes.musa
+	}
+	for _, kv := range strings.Fields(m.cudaEnv) {
+		env = append(env, "FAKE_CUDA_"+kv)
+	}
+	for _, kv := range strings.Fields(m.musaEnv) {
+		env = append(env, "FAKE_MUSA_"+kv)
+	}
+	if aliasEnv != "<unset>" {
+		env = append(env, alias.EnvVar+"="+aliasEnv)
+	}
+	if backendEnv != "<unset>" {
+		env = append(env, flagos.EnvVar+"="+backendEnv)
+	}
+	return env
+}
+
+// observed is what the child process saw, through the library API and the
+// CLI, in the one process.
+type observed struct {
+	InitErr     string
+	Alias       alias.Decision
+	ParseCUDA1  string
+	ParseErr    string
+	LookupCUDA  device.Type
+	LookupErr   string
+	UseCUDAErr  string // SetCurrent(0) on what Lookup(cuda) gave
+	UseCUDAName string // Properties(0).Name on it
+	Original    probe.Result
+	Live        probe.Result
+	RedirectBy  []string
+	FlagosRoute device.Type
+	FlagosDevs  int
+	CLIInfo     json.RawMessage
+	CLICode     int
+	CLIStderr   string
+	Resolve     string
+	ResolveCode int
+}
+
+// TestE2EChild is the child's side of TestEndToEnd: it runs only when
+// re-executed for a scenario.
+func TestE2EChild(t *testing.T) {
+	if !dltest.IsChild(t) {
+		t.Skip("runs only as the child process of TestEndToEnd")
+	}
+	var o observed
+	rep, err := flagshim.Init(context.Background())
+	if err != nil {
+		o.InitErr = err.Error()
+	}
+	o.Alias = rep.Alias
+	if d, err := device.Parse("cuda:1"); err != nil {
+		o.ParseErr = err.Error()
+	} else {
+		o.ParseCUDA1 = d.String()
+	}
+	if b, err := device.Lookup(device.CUDA); err != nil {
+		o.LookupErr = err.Error()
+	} else {
+		o.LookupCUDA = b.Type()
+		if err := b.SetCurrent(0); err != nil {
+			o.UseCUDAErr = err.Error()
+		} else if p, err := b.Properties(0); err == nil {
+			o.UseCUDAName = p.Name
+		}
+	}
+	o.Original = probe.Default.Original("cuda")
+	o.Live = probe.Default.Live("cuda")
+	o.RedirectBy = probe.Default.RedirectedBy("cuda")
+	for _, b := range device.Default.Backends() {
+		if fl, ok := b.(*flagos.Backend); ok {
+			if r, err := fl.Route(); err == nil {
+				o.FlagosRoute = r.Type()
+				o.FlagosDevs, _ = fl.DeviceCount()
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	o.CLICode = cli.Run([]string{"info", "--json"}, &stdout, &stderr)
+	o.CLIInfo, o.CLIStderr = bytes.Clone(stdout.Bytes()), stderr.String()
+	if len(o.CLIInfo) == 0 {
+		o.CLIInfo = json.RawMessage("null")
+	}
+	stdout.Reset()
+	o.ResolveCode = cli.Run([]string{"resolve", "cuda:1"}, &stdout, &stderr)
+	o.Resolve = strings.TrimSpace(stdout.String())
+
+	b, err := json.Marshal(o)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(os.Getenv("E2E_OUT"), b, 0o600))
+}
+
+// cliInfo is the part of `flagshim info --json` the scenarios check.
+type cliInfo struct {
+	Alias struct {
+		Active   bool
+		From, To string
+		Reason   string
+	}
+	Backends []struct {
+		Type      string
+		Available bool
+		Devices   int
+		Library   string
+		RoutesTo  string `json:"routes_to"`
+	}
+	Probes []struct {
+		Name         string
+		Live         probe.Result
+		Original     probe.Result
+		RedirectedBy []string `json:"redirected_by"`
+	}
+	Phases []struct {
+		Name, Step, Error string
+	}
+}
+
+// TestEndToEnd runs every scenario of drivers present, FLAGOS_ALIAS_CUDA and
+// FLAGOS_BACKEND in a process of its own, and checks the alias decision,
+// resolve, routing, probes and exit codes through the library and the CLI.
+func TestEndToEnd(t *testing.T) {
+	buildFakes(t)
+	aliasEnvs := []string{"<unset>", "0", "1", "bogus"}
+	backendEnvs := []string{"<unset>", "musa", "cuda", "bogus"}
+	for _, m := range machines {
+		for _, ae := range aliasEnvs {
+			for _, be := range backendEnvs {
+				name := fmt.Sprintf("%s/FLAGOS_ALIAS_CUDA=%s/FLAGOS_BACKEND=%s", m.name, ae, be)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					out := filepath.Join(t.TempDir(), "observed.json")
+					dltest.MustChild(t, "TestE2EChild", m.env(ae, be, out)...)
+					raw, err := os.ReadFile(out)
+					require.NoError(t, err)
+					var o observed
+					require.NoError(t, json.Unmarshal(raw, &o))
+					checkScenario(t, m, expect(m, strings.Trim(ae, "<unset>"), strings.Trim(be, "<unset>")), o)
+				})
+			}
+		}
+	}
+}
+
+func checkScenario(t *testing.T, m machine, e expectation, o observed) {
+	// The original cuda probe is the true runtime, always.
+	assert.Equal(t, m.cudaUsable, o.Original.Available, "original cuda probe: %s", o.Original.Reason)
+	if m.cudaUsable {
+		assert.Equal(t, m.cudaDevs, o.Original.Devices)
+	}
+	switch {
+	case strings.Contains(m.cudaEnv, "STUB"):
+		assert.Contains(t, o.Original.Reason, "CUDA_ERROR_STUB_LIBRARY")
+	case strings.Contains(m.cudaEnv, "INIT_RESULT=100"):
+		assert.Contains(t, o.Original.Reason, "CUDA_ERROR_NO_DEVICE")
+	case strings.Contains(m.cudaEnv, "INIT_RESULT=803"):
+		assert.Contains(t, o.Original.Reason, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH")
+	}
+	assert.Equal(t, e.route, o.FlagosRoute, "flagos routing")
+	assert.Equal(t, e.flagosDevs, o.FlagosDevs)
+
+	var info cliInfo
+	if e.initFails {
+		assert.Contains(t, o.InitErr, "FLAGOS_ALIAS_CUDA")
+		assert.Contains(t, o.ParseErr, "FLAGOS_ALIAS_CUDA", "device.Default refuses to answer cuda without a decision")
+		assert.Equal(t, 1, o.CLICode, "a bad FLAGOS_ALIAS_CUDA is exit 1")
+		assert.Contains(t, o.CLIStderr, "0, false, off, no")
+		assert.Equal(t, 1, o.ResolveCode)
+		assert.Empty(t, o.Resolve)
+		return
+	}
+	require.Empty(t, o.InitErr)
+	require.Equal(t, 0, o.CLICode, o.CLIStderr)
+	require.NoError(t, json.Unmarshal(o.CLIInfo, &info))
+	assert.Equal(t, e.aliasActive, o.Alias.Active, o.Alias.Reason)
+	assert.Equal(t, e.aliasActive, info.Alias.Active)
+	assert.Equal(t, o.Alias.Reason, info.Alias.Reason)
+	assert.Equal(t, 0, o.ResolveCode)
+
+	if e.aliasActive {
+		want := "flagos:1"
+		assert.Equal(t, want, o.ParseCUDA1)
+		assert.Equal(t, want, o.Resolve)
+		assert.Equal(t, device.FlagOS, o.LookupCUDA)
+		assert.Empty(t, o.UseCUDAErr, "cuda code runs on flagos")
+		assert.Contains(t, o.UseCUDAName, "("+string(e.route)+":0)", "and lands on the routed vendor's device")
+		assert.True(t, o.Live.Available)
+		assert.Equal(t, e.flagosDevs, o.Live.Devices)
+		assert.Equal(t, []string{alias.Writer}, o.RedirectBy)
+		assert.Contains(t, o.Alias.Reason, "Set FLAGOS_ALIAS_CUDA=0")
+	} else {
+		assert.Equal(t, "cuda:1", o.ParseCUDA1)
+		assert.Equal(t, "cuda:1", o.Resolve)
+		assert.Equal(t, device.CUDA, o.LookupCUDA)
+		assert.Equal(t, o.Original, o.Live, "no redirect")
+		assert.Empty(t, o.RedirectBy)
+		if !m.cudaUsable {
+			assert.NotEmpty(t, o.UseCUDAErr, "cuda keeps failing loudly")
+		} else {
+			assert.Empty(t, o.UseCUDAErr)
+		}
+	}
+
+	// The CLI's JSON tells the same story.
+	byType := map[string]int{}
+	for i, b := range info.Backends {
+		byType[b.Type] = i
+	}
+	for _, typ := range []string{"cpu", "cuda", "musa", "flagos"} {
+		require.Contains(t, byType, typ, "backend %s listed", typ)
+	}
+	fl := info.Backends[byType["flagos"]]
+	assert.Equal(t, string(e.route), fl.RoutesTo)
+	assert.Equal(t, e.flagosDevs, fl.Devices)
+	cu := info.Backends[byType["cuda"]]
+	assert.Equal(t, m.cudaUsable, cu.Available)
+	if m.cuda {
+		assert.Equal(t, fakes.cuda, cu.Library)
+	}
+	for _, p := range info.Probes {
+		if p.Name == "cuda" {
+			assert.Equal(t, o.Original, p.Original)
+			assert.Equal(t, o.Live, p.Live)
+			assert.Equal(t, len(o.RedirectBy), len(p.RedirectedBy))
+		}
+	}
+	var steps []string
+	for _, p := range info.Phases {
+		steps = append(steps, p.Name+"/"+p.Step)
+		assert.Empty(t, p.Error)
+	}
+	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
+}
