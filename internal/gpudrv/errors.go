@@ -96,12 +96,3 @@ func (u *unavailable) Unwrap() []error {
 	}
 	return []error{u.sentinel, u.cause}
 }
-
-// joinIs is a small error that matches several targets and reads as msg.
-type joinIs struct {
-	msg  string
-	errs []error
-}
-
-func (j *joinIs) Error() string   { return j.msg }
-func (j *joinIs) Unwrap() []error { return j.errs }

@@ -168,12 +168,6 @@ func notAvailable(t *testing.T, h *Harness, b Backend, targets ...error) string 
 	return r.Reason
 }
 
-func env(kv ...string) func(*testing.T, *Harness) []string {
-	return func(t *testing.T, h *Harness) []string {
-		return append([]string{"FLAGOS_TEST_LIB=" + h.Build(t)}, kv...)
-	}
-}
-
 // withOverride builds the fake (with defines) and points the override at it.
 func withOverride(defines []string, kv ...string) func(*testing.T, *Harness) []string {
 	return func(t *testing.T, h *Harness) []string {
