@@ -165,12 +165,33 @@ func (s *shim) run(ctx context.Context, opts []Option) error {
 	results, err := s.plan.Run(ctx)
 	s.report.Phases = results
 	errs = append(errs, err)
+	s.logProbes()
 	s.log.Info("flagshim initialised",
 		zap.Duration("duration", time.Since(start)),
 		zap.Bool("alias", s.report.Alias.Active),
 		zap.String("alias_reason", s.report.Alias.Reason),
 		zap.Error(err))
 	return errors.Join(errs...)
+}
+
+// logProbes logs, at debug level, what each probe answers now: the original,
+// the live answer and who redirected it.
+func (s *shim) logProbes() {
+	if ce := s.log.Check(zap.DebugLevel, "probe"); ce == nil {
+		return
+	}
+	for _, name := range s.probes.Names() {
+		orig, live := s.probes.Original(name), s.probes.Live(name)
+		s.log.Debug("probe",
+			zap.String("name", name),
+			zap.Bool("original_available", orig.Available),
+			zap.Int("original_devices", orig.Devices),
+			zap.String("original_reason", orig.Reason),
+			zap.Bool("live_available", live.Available),
+			zap.Int("live_devices", live.Devices),
+			zap.String("live_reason", live.Reason),
+			zap.Strings("redirected_by", s.probes.RedirectedBy(name)))
+	}
 }
 
 func (s *shim) installAlias(context.Context) error {
