@@ -30,7 +30,7 @@ func TestGoPlugin(t *testing.T) {
 	plug := filepath.Join(dir, "plug.so")
 	host := filepath.Join(dir, "host")
 	flags := []string{}
-	if raceEnabled() {
+	if testBinaryRace() {
 		flags = append(flags, "-race")
 	}
 	build := func(args ...string) {
@@ -45,7 +45,7 @@ func TestGoPlugin(t *testing.T) {
 	build("-o", host, "./testdata/plugin/host")
 
 	t.Run("opened before Init: its backend is registered", func(t *testing.T) {
-		res, stderr := runHost(t, host, "before", plug)
+		res, stderr := runPluginHost(t, host, "before", plug)
 		assert.Empty(t, stderr)
 		assert.Empty(t, res.RegisterErr)
 		assert.True(t, res.SameRegistry, "the plugin's device.Default is the host's")
@@ -54,13 +54,13 @@ func TestGoPlugin(t *testing.T) {
 		assert.Contains(t, res.Types, "plug")
 		assert.Empty(t, res.LookupErr)
 		assert.Equal(t, 2, res.Devices)
-		assert.Equal(t, probeResult{Available: true, Devices: 2, Reason: "2 devices from the plug plugin"}, res.Probe)
+		assert.Equal(t, pluginProbeResult{Available: true, Devices: 2, Reason: "2 devices from the plug plugin"}, res.Probe)
 		assert.Equal(t, "plug:1", res.ParsedPlug1)
 		assert.True(t, res.LateAddStepIsDone)
 	})
 
 	t.Run("opened after Init: refused, saying to open plugins before Init", func(t *testing.T) {
-		res, stderr := runHost(t, host, "after", plug)
+		res, stderr := runPluginHost(t, host, "after", plug)
 		assert.Contains(t, stderr, "host: plugin refused: plug plugin: ")
 		assert.Contains(t, res.RegisterErr, "before flagshim.Init")
 		assert.True(t, res.RegisterErrIsDone, "the error wraps flagshim.ErrInitDone: %s", res.RegisterErr)
@@ -73,14 +73,14 @@ func TestGoPlugin(t *testing.T) {
 	})
 }
 
-type probeResult struct {
+type pluginProbeResult struct {
 	Available bool
 	Devices   int
 	Reason    string
 }
 
-// hostResult is what testdata/plugin/host prints.
-type hostResult struct {
+// pluginHostResult is what testdata/plugin/host prints.
+type pluginHostResult struct {
 	RegisterErr       string      `json:"register_err"`
 	RegisterErrIsDone bool        `json:"register_err_is_init_done"`
 	SameRegistry      bool        `json:"same_registry"`
@@ -89,12 +89,12 @@ type hostResult struct {
 	Types             []string    `json:"types"`
 	LookupErr         string      `json:"lookup_err"`
 	Devices           int         `json:"devices"`
-	Probe             probeResult `json:"probe"`
+	Probe             pluginProbeResult `json:"probe"`
 	ParsedPlug1       string      `json:"parsed_plug1"`
 	LateAddStepIsDone bool        `json:"late_add_step_is_init_done"`
 }
 
-func runHost(t *testing.T, host string, args ...string) (hostResult, string) {
+func runPluginHost(t *testing.T, host string, args ...string) (pluginHostResult, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(host, args...)
@@ -104,7 +104,7 @@ func runHost(t *testing.T, host string, args ...string) (hostResult, string) {
 		"FLAGOS_LIBCUDA_PATH="+none+"/libcuda.so.1", "FLAGOS_LIBMUSA_PATH="+none+"/libmusa.so.1")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "host %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), &stdout, &stderr)
-	var res hostResult
+	var res pluginHostResult
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), stdout.String())
 	return res, stderr.String()
 }
@@ -140,9 +140,9 @@ func pluginToolchain(t *testing.T) (goTool string, env []string) {
 	return goTool, env
 }
 
-// raceEnabled reports whether this test binary was built with -race: the
+// testBinaryRace reports whether this test binary was built with -race: the
 // host and plugin are built the same way.
-func raceEnabled() bool {
+func testBinaryRace() bool {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return false
