@@ -81,17 +81,17 @@ type pluginProbeResult struct {
 
 // pluginHostResult is what testdata/plugin/host prints.
 type pluginHostResult struct {
-	RegisterErr       string      `json:"register_err"`
-	RegisterErrIsDone bool        `json:"register_err_is_init_done"`
-	SameRegistry      bool        `json:"same_registry"`
-	InitErr           string      `json:"init_err"`
-	Steps             []string    `json:"steps"`
-	Types             []string    `json:"types"`
-	LookupErr         string      `json:"lookup_err"`
-	Devices           int         `json:"devices"`
+	RegisterErr       string            `json:"register_err"`
+	RegisterErrIsDone bool              `json:"register_err_is_init_done"`
+	SameRegistry      bool              `json:"same_registry"`
+	InitErr           string            `json:"init_err"`
+	Steps             []string          `json:"steps"`
+	Types             []string          `json:"types"`
+	LookupErr         string            `json:"lookup_err"`
+	Devices           int               `json:"devices"`
 	Probe             pluginProbeResult `json:"probe"`
-	ParsedPlug1       string      `json:"parsed_plug1"`
-	LateAddStepIsDone bool        `json:"late_add_step_is_init_done"`
+	ParsedPlug1       string            `json:"parsed_plug1"`
+	LateAddStepIsDone bool              `json:"late_add_step_is_init_done"`
 }
 
 func runPluginHost(t *testing.T, host string, args ...string) (pluginHostResult, string) {
