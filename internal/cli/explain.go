@@ -36,7 +36,8 @@ func writeExplain(w io.Writer, s snapshot) error {
 	for _, be := range s.Backends {
 		switch {
 		case be.RoutesTo != "":
-			fmt.Fprintf(&b, "  %s routes to %s: %s.\n", be.Type, be.RoutesTo, sentence(be.Reason))
+			fmt.Fprintf(&b, "  %s routes to %s (FLAGOS_BACKEND chooses): %s.\n", be.Type, be.RoutesTo,
+				sentence(strings.TrimPrefix(be.Reason, "routes to "+string(be.RoutesTo)+": ")))
 		case be.Available:
 			fmt.Fprintf(&b, "  %s is available with %d device(s)%s: %s.\n", be.Type, be.Devices, version(be), sentence(be.Reason))
 		default:

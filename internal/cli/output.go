@@ -27,6 +27,9 @@ func writeInfo(w io.Writer, s snapshot) error {
 		fmt.Fprintf(&b, "alias: off (%s means %s)\n", s.Alias.From, s.Alias.From)
 	}
 	fmt.Fprintf(&b, "  %s\n\n", s.Alias.Reason)
+	if !s.Alias.Active || len(s.Alias.Reason) > briefLen {
+		b.WriteString("  (`flagshim explain` gives every fact behind each decision.)\n\n")
+	}
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDEVICES\tDRIVER\tLIBRARY\tREASON")
@@ -36,7 +39,7 @@ func writeInfo(w io.Writer, s snapshot) error {
 			lib = "-> " + string(be.RoutesTo)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", be.Type, yesNo(be.Available), be.Devices,
-			orDash(be.DriverVersion), lib, be.Reason)
+			orDash(be.DriverVersion), lib, brief(be.Reason))
 	}
 	tw.Flush()
 
@@ -72,7 +75,7 @@ func writeInfo(w io.Writer, s snapshot) error {
 	for _, p := range s.Probes {
 		fmt.Fprintf(&b, "  %s: %s", p.Name, answer(p.Live))
 		if len(p.RedirectedBy) > 0 {
-			fmt.Fprintf(&b, " (redirected by %s; original: %s)", strings.Join(p.RedirectedBy, ", "), answer(p.Original))
+			fmt.Fprintf(&b, " (redirected by %s; original: %s)", strings.Join(p.RedirectedBy, ", "), brief(answer(p.Original)))
 		}
 		b.WriteString("\n")
 	}
@@ -91,6 +94,18 @@ func writeInfo(w io.Writer, s snapshot) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// briefLen is how much of a reason the table shows; explain shows it whole.
+const briefLen = 72
+
+// brief cuts s to briefLen runes, marking the cut.
+func brief(s string) string {
+	r := []rune(s)
+	if len(r) <= briefLen {
+		return s
+	}
+	return strings.TrimSpace(string(r[:briefLen-1])) + "…"
 }
 
 func answer(r resultJSON) string {
