@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +30,40 @@ func TestPut(t *testing.T) {
 
 	_, f = put(nil, "cpu")
 	assert.Equal(t, failArgs, f)
+}
+
+// TestCore runs what the exported functions run, in this process and from
+// many goroutines at once (under -race where cgo is on): the C library itself
+// cannot be built with -race, see TestCShared.
+func TestCore(t *testing.T) {
+	none := t.TempDir()
+	t.Setenv("FLAGOS_LIBCUDA_PATH", none+"/libcuda.so.1")
+	t.Setenv("FLAGOS_LIBMUSA_PATH", none+"/libmusa.so.1")
+	t.Setenv("FLAGOS_ALIAS_CUDA", "")
+	t.Setenv("FLAGOS_BACKEND", "")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				active, f := aliasActive()
+				assert.Equal(t, failNone, f)
+				assert.False(t, active, "no vendor runtime: no flagos device, no alias")
+				s, f := resolve("cuda:1")
+				assert.Equal(t, failNone, f)
+				assert.Equal(t, "cuda:1", s)
+				s, f = resolve("cpu")
+				assert.Equal(t, failNone, f)
+				assert.Equal(t, "cpu", s)
+				for _, bad := range []string{"", "CUDA", "cpu:-1", "nope:0", "cpu:1:2"} {
+					_, f = resolve(bad)
+					assert.Equal(t, failDevice, f, "%q", bad)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestCShared builds this package with -buildmode=c-shared and
