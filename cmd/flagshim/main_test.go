@@ -1,12 +1,21 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flagos-ai/flagshim/internal/cli"
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
@@ -17,21 +26,109 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// fakes are the fake driver libraries the scripts load, built once.
+var fakes struct {
+	once       sync.Once
+	cuda, musa string
+}
+
 // TestScripts runs testdata/script/*.txtar: the CLI's human output, exit
-// codes and messages, so a change in wording is a reviewed diff.
+// codes and messages, so a change in wording is a reviewed diff. Scripts
+// find the fake drivers at $LIBCUDA and $LIBMUSA and an absent library at
+// $NOLIB.
 func TestScripts(t *testing.T) {
+	fakes.once.Do(func() { fakes.cuda, fakes.musa = buildFakes(t) })
+	if fakes.cuda == "" {
+		t.Fatal("building the fake driver libraries failed")
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:   "testdata/script",
-		Setup: setupScriptEnv,
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			// No variable of the host leaks in.
+			for _, v := range cli.EnvVars {
+				env.Setenv(v, "")
+			}
+			for _, kv := range os.Environ() {
+				if strings.HasPrefix(kv, "FAKE_") {
+					env.Setenv(strings.SplitN(kv, "=", 2)[0], "")
+				}
+			}
+			env.Setenv("LIBCUDA", fakes.cuda)
+			env.Setenv("LIBMUSA", fakes.musa)
+			env.Setenv("NOLIB", "/nonexistent/libcuda.so.1")
+			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"cmpscrub": cmpScrub,
+		},
 	})
 }
 
-// setupScriptEnv gives every script the same environment: no variable of
-// the host leaks in, and no library is searched for outside what the script
-// names.
-func setupScriptEnv(env *testscript.Env) error {
-	for _, v := range cli.EnvVars {
-		env.Setenv(v, "")
+// fakesDir is where the fakes are built. Golden files show library paths
+// and align tables on them, so the path must not vary from run to run; a
+// fresh build goes to a temporary folder first and is renamed into place,
+// so concurrent test runs cannot see half a library.
+const fakesDir = "/tmp/flagshim-cli-fakes"
+
+func buildFakes(t *testing.T) (cuda, musa string) {
+	srcs := map[string]string{
+		"libcuda.so.1": dltest.Abs(t, "../../drivers/cuda/testdata/fake_libcuda.c"),
+		"libmusa.so.1": dltest.Abs(t, "../../drivers/musa/testdata/fake_libmusa.c"),
 	}
-	return nil
+	header := dltest.Abs(t, "../../internal/gpudrv/testdata/fake_common.h")
+	h := sha256.New()
+	for _, f := range []string{srcs["libcuda.so.1"], srcs["libmusa.so.1"], header} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	dir := filepath.Join(fakesDir, hex.EncodeToString(h.Sum(nil))[:12])
+	if _, err := os.Stat(filepath.Join(dir, "libmusa.so.1")); err != nil {
+		if err := os.MkdirAll(fakesDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := os.MkdirTemp(fakesDir, "build-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		if err := os.Chmod(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, src := range srcs {
+			dltest.BuildLib(t, filepath.Join(tmp, name), name, []string{src}, "-I"+filepath.Dir(header))
+		}
+		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) && !errors.Is(err, syscall.ENOTEMPTY) {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libmusa.so.1")
+}
+
+var (
+	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s)\b`)
+	cpuRE      = regexp.MustCompile(`host cpu \(\w+\)( +)\d+ SMs`)
+)
+
+// cmpScrub is `cmpscrub FILE GOLDEN`: like cmpenv, after replacing what
+// differs from run to run and machine to machine (durations, the host cpu's
+// architecture and core count) with placeholders.
+func cmpScrub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmpscrub FILE GOLDEN")
+	}
+	got := scrub(ts.ReadFile(args[0]))
+	want := os.Expand(ts.ReadFile(args[1]), ts.Getenv)
+	if got != want {
+		ts.Logf("got:\n%s", got)
+		ts.Fatalf("%s differs from %s (after scrubbing)", args[0], args[1])
+	}
+}
+
+func scrub(s string) string {
+	s = cpuRE.ReplaceAllString(s, "host cpu (ARCH)${1}N SMs")
+	return durationRE.ReplaceAllString(s, "DUR")
 }

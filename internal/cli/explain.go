@@ -56,9 +56,9 @@ func writeExplain(w io.Writer, s snapshot) error {
 
 	b.WriteString("\nAlias:\n")
 	if s.Alias.Active {
-		fmt.Fprintf(&b, "  %s means %s. %s\n", s.Alias.From, s.Alias.To, s.Alias.Reason)
+		fmt.Fprintf(&b, "  %s means %s: %s\n", s.Alias.From, s.Alias.To, s.Alias.Reason)
 	} else {
-		fmt.Fprintf(&b, "  %s keeps its own meaning. %s\n", s.Alias.From, s.Alias.Reason)
+		fmt.Fprintf(&b, "  %s keeps its own meaning: %s\n", s.Alias.From, s.Alias.Reason)
 	}
 	b.WriteString("  The decision read the original cuda and flagos probes only, never a redirected one.\n")
 	for _, e := range s.Env {
@@ -66,7 +66,7 @@ func writeExplain(w io.Writer, s snapshot) error {
 			if e.Set {
 				fmt.Fprintf(&b, "  %s is set to %q.", e.Name, e.Value)
 			} else {
-				fmt.Fprintf(&b, "  %s is not set.", e.Name)
+				fmt.Fprintf(&b, "  %s is not set (or empty).", e.Name)
 			}
 			b.WriteString(" Set it to 0 to keep cuda failing where there is no CUDA; unset it to allow the alias.\n")
 		}
@@ -77,7 +77,7 @@ func writeExplain(w io.Writer, s snapshot) error {
 		if e.Set {
 			fmt.Fprintf(&b, "  %s=%q\n", e.Name, e.Value)
 		} else {
-			fmt.Fprintf(&b, "  %s is not set\n", e.Name)
+			fmt.Fprintf(&b, "  %s is not set (or empty)\n", e.Name)
 		}
 	}
 

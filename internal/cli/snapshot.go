@@ -117,8 +117,9 @@ func collect(rep *flagshim.Report) snapshot {
 		s.Phases = append(s.Phases, p)
 	}
 	for _, name := range EnvVars {
-		v, ok := lookupEnv(name)
-		s.Env = append(s.Env, envJSON{Name: name, Value: v, Set: ok})
+		// Empty counts as unset, as it does for every variable flagshim reads.
+		v, _ := lookupEnv(name)
+		s.Env = append(s.Env, envJSON{Name: name, Value: v, Set: v != ""})
 	}
 	return s
 }
