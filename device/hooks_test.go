@@ -256,7 +256,7 @@ func TestApplyTwiceRefused(t *testing.T) {
 	assert.Equal(t, []string{"init a m"}, r.get())
 }
 
-type valueModule struct{ f []int }
+type valueModule struct{ _ []int } // a slice makes it non-comparable
 
 func (valueModule) Backend() device.Type                         { return device.CUDA }
 func (valueModule) Handle() uintptr                              { return 0 }

@@ -27,7 +27,6 @@ type fake struct {
 
 	mu      sync.Mutex
 	cur     int
-	synced  []int
 	lastSet int
 }
 

@@ -63,10 +63,8 @@ func statusName(code int) string {
 type Option func(*options)
 
 type options struct {
-	getenv  func(string) string
-	device  int
-	noCUDA  bool
-	cudaEnv string
+	getenv func(string) string
+	device int
 }
 
 // WithGetenv replaces os.Getenv for the search (tests, embedding).
