@@ -23,24 +23,41 @@ import (
 	"github.com/flagos-ai/flagshim/probe"
 )
 
-// fakes are the fake driver libraries, built once per test binary.
+// fakes are the fake driver libraries, built once per test binary into a
+// folder that lives as long as the binary (TestMain removes it), so that
+// every test may use them whichever runs first.
 var fakes struct {
 	once       sync.Once
+	dir        string
 	cuda, musa string // absolute paths of libcuda.so.1 / libmusa.so.1
 	missing    string // a folder that holds no library
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fakes.dir != "" {
+		os.RemoveAll(fakes.dir)
+	}
+	os.Exit(code)
 }
 
 func buildFakes(t *testing.T) {
 	t.Helper()
 	fakes.once.Do(func() {
-		dir := filepath.Join(dltest.PrivateDir(t), "lib")
-		require.NoError(t, os.MkdirAll(dir, 0o755))
+		dir, err := os.MkdirTemp("", "flagshim-fakes-")
+		require.NoError(t, err)
+		fakes.dir = dir
+		require.NoError(t, os.Chmod(dir, 0o755))
+		lib := filepath.Join(dir, "lib")
+		fakes.missing = filepath.Join(dir, "empty")
+		require.NoError(t, os.MkdirAll(lib, 0o755))
+		require.NoError(t, os.MkdirAll(fakes.missing, 0o755))
 		inc := "-I" + dltest.Abs(t, "internal/gpudrv/testdata")
-		fakes.cuda = filepath.Join(dir, "libcuda.so.1")
-		fakes.musa = filepath.Join(dir, "libmusa.so.1")
-		dltest.BuildLib(t, fakes.cuda, "libcuda.so.1", []string{dltest.Abs(t, "drivers/cuda/testdata/fake_libcuda.c")}, inc)
-		dltest.BuildLib(t, fakes.musa, "libmusa.so.1", []string{dltest.Abs(t, "drivers/musa/testdata/fake_libmusa.c")}, inc)
-		fakes.missing = dltest.PrivateDir(t)
+		cuda := filepath.Join(lib, "libcuda.so.1")
+		musa := filepath.Join(lib, "libmusa.so.1")
+		dltest.BuildLib(t, cuda, "libcuda.so.1", []string{dltest.Abs(t, "drivers/cuda/testdata/fake_libcuda.c")}, inc)
+		dltest.BuildLib(t, musa, "libmusa.so.1", []string{dltest.Abs(t, "drivers/musa/testdata/fake_libmusa.c")}, inc)
+		fakes.cuda, fakes.musa = cuda, musa
 	})
 	if fakes.cuda == "" {
 		t.Fatal("building the fake driver libraries failed in an earlier test")
