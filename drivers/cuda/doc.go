@@ -44,12 +44,35 @@
 // CUDA_VISIBLE_DEVICES is applied by the driver itself: indices are those the driver shows.
 // The backend does not read it except to report it in Describe().Extra.
 //
+// # Modules
+//
+// LoadModule(index, image, label) loads PTX (a NUL is appended when the
+// bytes lack one), a cubin or a fatbin on one device with
+// cuModuleLoadDataEx (the JIT's error log comes back in the error) and then
+// applies the backend's module hooks (WithHooks; device.DefaultHooks by
+// default). The *Module it returns is what the hooks see (device.Module:
+// Backend, Handle, Label, Global); a hook that fails or panics fails that
+// load alone, names itself in the error, and the module is unloaded.
+// Module.Function and Module.Global look names up (a missing global is ok
+// false, not an error; a missing function matches ErrNotFound);
+// Module.Unload finalizes the hooks in reverse and unloads, once.
+//
+// Alloc, Free, CopyHtoD and CopyDtoH move device memory; Launch queues a
+// kernel on the default stream with scalar or DevicePtr arguments, copied
+// into pinned memory for the call, and returns without waiting (CopyDtoH
+// and Synchronize wait). Every one of these calls locks its thread and makes
+// the device's primary context current, as above; a module remembers its
+// device. The symbols are optional: a library without them gives
+// ErrNotSupported for these calls and serves the rest.
+//
 // # Errors
 //
 // Driver result codes become *Error values carrying the code, the name
 // (CUDA_ERROR_NO_DEVICE) and the driver's message; errors.Is matches them
 // against the package's sentinels (ErrNoDevice for code 100, ErrNotAvailable
-// for codes that mean the runtime cannot run work, ...). An index outside the
+// for codes that mean the runtime cannot run work, ...). WithUnavailableNote
+// adds a sentence of the caller's to every error of an unavailable backend
+// (flagshim says there whether the cuda->flagos alias is off). An index outside the
 // devices is an error matching ErrInvalidDevice that names the valid range.
 //
 // # Cost

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
 )
@@ -20,8 +21,11 @@ var harness = &gpudrvtest.Harness{
 	Version:    [2]int{13, 0},
 	Errs:       errs,
 	New:        func(spec dl.Spec) gpudrvtest.Backend { return New(withSpec(spec)) },
-	Spec:       defaultSpec(),
-	Child:      "TestFakeChild",
+	NewWith: func(spec dl.Spec, hooks *device.Hooks, note func() string) gpudrvtest.Backend {
+		return New(withSpec(spec), WithHooks(hooks), WithUnavailableNote(note))
+	},
+	Spec:  defaultSpec(),
+	Child: "TestFakeChild",
 }
 
 func TestMain(m *testing.M) {
@@ -51,3 +55,17 @@ func BenchmarkCurrent(b *testing.B)                    { harness.BenchCurrent(b)
 func BenchmarkSetCurrent(b *testing.B)                 { harness.BenchSetCurrent(b) }
 func BenchmarkSynchronize(b *testing.B)                { harness.BenchSynchronize(b) }
 func BenchmarkSynchronizeRegisterLibFunc(b *testing.B) { harness.BenchSynchronizeRegisterLibFunc(b) }
+
+var one = [3]uint32{1, 1, 1}
+
+func BenchmarkLaunch3Args(b *testing.B) {
+	harness.BenchLaunch(b, "nop3", func(be gpudrvtest.Backend, fn Function, p DevicePtr) error {
+		return be.(*Backend).Launch(0, fn, one, one, 0, p, p+8, uint32(1000))
+	})
+}
+
+func BenchmarkLaunch8Args(b *testing.B) {
+	harness.BenchLaunch(b, "nop8", func(be gpudrvtest.Backend, fn Function, p DevicePtr) error {
+		return be.(*Backend).Launch(0, fn, one, one, 0, p, p+8, uint32(1000), uint32(7), uint64(1<<40), uint64(3), float32(0.5), float64(2.5))
+	})
+}

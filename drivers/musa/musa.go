@@ -31,6 +31,7 @@ var (
 	ErrNotInitialized = errs.NotInitialized // MUSA_ERROR_NOT_INITIALIZED (3), MUSA_ERROR_DEINITIALIZED (4)
 	ErrInvalidContext = errs.InvalidContext // MUSA_ERROR_INVALID_CONTEXT (201)
 	ErrUnknown        = errs.Unknown        // MUSA_ERROR_UNKNOWN (999)
+	ErrUnloaded       = errs.Unloaded       // a Module used after Unload
 )
 
 // Error is a result code of the driver API, with its name and the driver's
@@ -63,8 +64,10 @@ func defaultSpec() dl.Spec {
 type Option func(*options)
 
 type options struct {
-	log  *zap.Logger
-	spec dl.Spec
+	log   *zap.Logger
+	spec  dl.Spec
+	hooks *device.Hooks
+	note  func() string
 }
 
 // WithLogger sets the logger; the default is zap.NewNop().
@@ -75,6 +78,17 @@ func WithLogger(l *zap.Logger) Option {
 		}
 	}
 }
+
+// WithHooks sets the module hook registry applied to every module the
+// backend loads; the default (and nil) is device.DefaultHooks.
+func WithHooks(h *device.Hooks) Option { return func(o *options) { o.hooks = h } }
+
+// WithUnavailableNote sets a function called whenever a call fails because
+// MUSA is unavailable; a non-empty result is appended to that error's message
+// as a sentence (Available().Reason is left alone). flagshim uses it to say
+// that the cuda->flagos alias is off. It must be cheap and safe for
+// concurrent use.
+func WithUnavailableNote(f func() string) Option { return func(o *options) { o.note = f } }
 
 // withSpec replaces where the library is looked for (tests).
 func withSpec(s dl.Spec) Option { return func(o *options) { o.spec = s } }
@@ -95,7 +109,7 @@ func New(opts ...Option) *Backend {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Backend{b: gpudrv.NewBackend(vendor, o.spec, o.log)}
+	return &Backend{b: gpudrv.NewBackend(vendor, gpudrv.Config{Spec: o.spec, Log: o.log, Hooks: o.hooks, UnavailableNote: o.note})}
 }
 
 // Type is device.MUSA.
@@ -140,3 +154,55 @@ func (b *Backend) MemInfo(index int) (free, total uint64, err error) { return b.
 // Describe reports the library, the driver version, every load attempt and
 // extra facts (devices, reason, MUSA_VISIBLE_DEVICES when set, versioned symbols chosen).
 func (b *Backend) Describe() device.Info { return b.b.Describe() }
+
+// Module is a module loaded by LoadModule on one device. It implements
+// device.Module (Backend, Handle, Label, Global): hooks see this very
+// pointer from load to Unload. See the package documentation, "Modules".
+type Module = gpudrv.Module
+
+// Function is a kernel of a Module, for Launch.
+type Function = gpudrv.Function
+
+// DevicePtr is an address in device memory.
+type DevicePtr = gpudrv.DevicePtr
+
+// MaxLaunchArgs is the most arguments Launch takes.
+const MaxLaunchArgs = gpudrv.MaxLaunchArgs
+
+// Hooks is the module hook registry the backend applies.
+func (b *Backend) Hooks() *device.Hooks { return b.b.Hooks() }
+
+// LoadModule loads a PTX (NUL appended when missing), cubin or fatbin image
+// on device index (muModuleLoadDataEx, with the JIT's error log in the error
+// on failure) and applies the backend's hooks. A failing or panicking hook
+// fails this load only: its error names the hook, and the module is
+// unloaded. label names the module in messages ("" gives "module#N").
+func (b *Backend) LoadModule(index int, image []byte, label string) (*Module, error) {
+	return b.b.LoadModule(index, image, label)
+}
+
+// Launch queues fn on device index's default stream (muLaunchKernel) and
+// returns without waiting; kernel faults show at the next synchronizing
+// call (CopyDtoH, Synchronize). args are DevicePtr, uintptr, int32, uint32,
+// int64, uint64, float32 or float64, in the kernel's parameter order; they
+// are copied into pinned memory for the call, and no Go pointer outlives it.
+func (b *Backend) Launch(index int, fn Function, grid, block [3]uint32, sharedMem uint32, args ...any) error {
+	return b.b.Launch(index, fn, grid, block, sharedMem, args...)
+}
+
+// Alloc allocates n bytes on device index (muMemAlloc_v2).
+func (b *Backend) Alloc(index int, n uint64) (DevicePtr, error) { return b.b.Alloc(index, n) }
+
+// Free frees memory Alloc returned (muMemFree_v2).
+func (b *Backend) Free(index int, p DevicePtr) error { return b.b.Free(index, p) }
+
+// CopyHtoD copies src into device memory at dst (muMemcpyHtoD_v2).
+func (b *Backend) CopyHtoD(index int, dst DevicePtr, src []byte) error {
+	return b.b.CopyHtoD(index, dst, src)
+}
+
+// CopyDtoH copies device memory at src into dst (muMemcpyDtoH_v2), after
+// the work queued before it on the default stream.
+func (b *Backend) CopyDtoH(index int, dst []byte, src DevicePtr) error {
+	return b.b.CopyDtoH(index, dst, src)
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -21,22 +22,66 @@ import (
 // vendor. Creating one does no I/O; the library is opened by the first call
 // of any method, once, and the outcome is kept for the life of the Backend.
 type Backend struct {
-	v    *Vendor
-	spec dl.Spec
-	log  *zap.Logger
+	v     *Vendor
+	spec  dl.Spec
+	log   *zap.Logger
+	hooks *device.Hooks
+	note  func() string
 
-	once sync.Once
-	st   atomic.Pointer[state]
-	cur  atomic.Int32 // the process-wide current device
+	once   sync.Once
+	st     atomic.Pointer[state]
+	cur    atomic.Int32  // the process-wide current device
+	modSeq atomic.Uint64 // numbers unlabelled modules
 }
 
-// NewBackend returns a Backend for v that will load the library spec
-// describes. log nil means zap.NewNop().
-func NewBackend(v *Vendor, spec dl.Spec, log *zap.Logger) *Backend {
-	if log == nil {
-		log = zap.NewNop()
+// Config is what NewBackend needs besides the vendor.
+type Config struct {
+	// Spec says where the library is.
+	Spec dl.Spec
+	// Log nil means zap.NewNop().
+	Log *zap.Logger
+	// Hooks are applied to every module the backend loads; nil means
+	// device.DefaultHooks.
+	Hooks *device.Hooks
+	// UnavailableNote, when set, is called each time a call fails because
+	// the backend is unavailable; a non-empty result is appended to that
+	// error's message as a sentence (the probe's Reason is left alone). It
+	// must be cheap and safe for concurrent use.
+	UnavailableNote func() string
+}
+
+// NewBackend returns a Backend for v that will load the library c.Spec
+// describes. It does no I/O.
+func NewBackend(v *Vendor, c Config) *Backend {
+	if c.Log == nil {
+		c.Log = zap.NewNop()
 	}
-	return &Backend{v: v, spec: spec, log: log}
+	if c.Hooks == nil {
+		c.Hooks = device.DefaultHooks
+	}
+	return &Backend{v: v, spec: c.Spec, log: c.Log, hooks: c.Hooks, note: c.UnavailableNote}
+}
+
+// Hooks is the registry the backend applies to the modules it loads.
+func (b *Backend) Hooks() *device.Hooks { return b.hooks }
+
+// unavail is the error of a call on an unavailable backend: the load's
+// error, with the note appended when there is one.
+func (b *Backend) unavail(s *state) error {
+	if b.note == nil {
+		return s.err
+	}
+	u, ok := s.err.(*unavailable)
+	if !ok {
+		return s.err
+	}
+	n := strings.TrimSpace(b.note())
+	if n == "" {
+		return s.err
+	}
+	c := *u
+	c.note = n
+	return &c
 }
 
 // state is the outcome of loading; immutable once published, except for the
@@ -105,12 +150,12 @@ func (b *Backend) doLoad() (s *state) {
 		s.version = ver
 	}
 	if err := drv.Init(0); err != nil {
-		s.fail(v.Errors.NotAvailable, err, fmt.Sprintf("%s: %s(0) failed: %v (library %s)%s", v.Pkg, v.sym("Init"), err, s.path, initHint(v, err)))
+		s.fail(v.Errors.NotAvailable, err, fmt.Sprintf("%s: %s(0) failed: %s (library %s)%s", v.Pkg, v.sym("Init"), bare(err), s.path, initHint(v, err)))
 		return s
 	}
 	n, err := drv.DeviceGetCount()
 	if err != nil {
-		s.fail(v.Errors.NotAvailable, err, fmt.Sprintf("%s: %s failed: %v (library %s)", v.Pkg, v.sym("DeviceGetCount"), err, s.path))
+		s.fail(v.Errors.NotAvailable, err, fmt.Sprintf("%s: %s failed: %s (library %s)", v.Pkg, v.sym("DeviceGetCount"), bare(err), s.path))
 		return s
 	}
 	s.count = n
@@ -127,7 +172,7 @@ func (b *Backend) doLoad() (s *state) {
 	for i := range s.devs {
 		dev, err := drv.DeviceGet(i)
 		if err != nil {
-			s.fail(v.Errors.NotAvailable, err, fmt.Sprintf("%s: %s(%d) failed: %v (library %s)", v.Pkg, v.sym("DeviceGet"), i, err, s.path))
+			s.fail(v.Errors.NotAvailable, err, fmt.Sprintf("%s: %s(%d) failed: %s (library %s)", v.Pkg, v.sym("DeviceGet"), i, bare(err), s.path))
 			return s
 		}
 		s.devs[i] = dev
@@ -239,14 +284,14 @@ func (b *Backend) DeviceCount() (int, error) {
 	if s.count >= 0 {
 		return s.count, nil
 	}
-	return 0, s.err
+	return 0, b.unavail(s)
 }
 
 // Current is the backend's current device: 0 until SetCurrent.
 func (b *Backend) Current() (int, error) {
 	s := b.load()
 	if s.err != nil {
-		return -1, s.err
+		return -1, b.unavail(s)
 	}
 	return int(b.cur.Load()), nil
 }
@@ -256,7 +301,7 @@ func (b *Backend) Current() (int, error) {
 func (b *Backend) SetCurrent(index int) error {
 	s := b.load()
 	if s.err != nil {
-		return s.err
+		return b.unavail(s)
 	}
 	ctx, err := s.context(index)
 	if err != nil {
@@ -277,7 +322,7 @@ func (b *Backend) SetCurrent(index int) error {
 func (b *Backend) Synchronize(index int) error {
 	s := b.load()
 	if s.err != nil {
-		return s.err
+		return b.unavail(s)
 	}
 	if index < 0 {
 		index = int(b.cur.Load())
@@ -308,7 +353,7 @@ func (s *state) opErr(fn string, index int, r uintptr) error {
 func (b *Backend) Properties(index int) (device.Properties, error) {
 	s := b.load()
 	if s.err != nil {
-		return device.Properties{}, s.err
+		return device.Properties{}, b.unavail(s)
 	}
 	if err := s.device(index); err != nil {
 		return device.Properties{}, err
@@ -351,7 +396,7 @@ func (b *Backend) DriverVersion() (major, minor int, err error) {
 	s := b.load()
 	if s.drv == nil || s.version == 0 {
 		if s.err != nil {
-			return 0, 0, s.err
+			return 0, 0, b.unavail(s)
 		}
 		return 0, 0, fmt.Errorf("%w: %s did not report its version", b.v.Errors.NotSupported, s.path)
 	}
@@ -365,7 +410,7 @@ func (b *Backend) DriverVersion() (major, minor int, err error) {
 func (b *Backend) PCIBusID(index int) (string, error) {
 	s := b.load()
 	if s.err != nil {
-		return "", s.err
+		return "", b.unavail(s)
 	}
 	if err := s.device(index); err != nil {
 		return "", err
@@ -386,7 +431,7 @@ func (b *Backend) PCIBusID(index int) (string, error) {
 func (b *Backend) MemInfo(index int) (free, total uint64, err error) {
 	s := b.load()
 	if s.err != nil {
-		return 0, 0, s.err
+		return 0, 0, b.unavail(s)
 	}
 	ctx, err := s.context(index)
 	if err != nil {
@@ -437,6 +482,20 @@ func (b *Backend) Describe() device.Info {
 		}
 		if s.drv.s.deviceGetPCIBusId == 0 {
 			info.Extra["missing."+b.v.sym("DeviceGetPCIBusId")] = "PCI bus ids not supported"
+		}
+		for _, m := range []struct {
+			addr   uintptr
+			suffix string
+			what   string
+		}{
+			{s.drv.s.moduleLoadData | s.drv.s.moduleLoadDataEx, "ModuleLoadData", "modules not supported"},
+			{s.drv.s.moduleGetFunction, "ModuleGetFunction", "module functions not supported"},
+			{s.drv.s.launchKernel, "LaunchKernel", "launches not supported"},
+			{s.drv.s.memAlloc, "MemAlloc_v2", "device memory not supported"},
+		} {
+			if m.addr == 0 {
+				info.Extra["missing."+b.v.sym(m.suffix)] = m.what
+			}
 		}
 	}
 	return info

@@ -19,10 +19,15 @@
 //     contexts and the current device; it implements device.Backend and
 //     device.Describer.
 //
-// Later features (modules: cuModuleLoadData, cuModuleGetFunction,
-// cuModuleGetGlobal_v2) add optional entries to the symbol table, checked
-// methods to Driver and a Module type next to Backend; nothing here needs to
-// move.
+// Modules and memory (module.go) are optional entries of the symbol table
+// (cuModuleLoadDataEx / cuModuleLoadData, cuModuleGetFunction,
+// cuModuleGetGlobal_v2, cuModuleUnload, cuLaunchKernel, cuMemAlloc_v2,
+// cuMemFree_v2, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2) and a Module type next to
+// Backend. LoadModule applies the backend's device.Hooks to the *Module it
+// returns and unloads it when a hook fails; Unload releases them first.
+// Launch copies its arguments into a pooled, pinned buffer (values and the
+// kernelParams array), so it allocates nothing and the driver never holds a
+// Go pointer beyond the call.
 //
 // # Contexts, threads and the current device
 //

@@ -127,17 +127,21 @@ func (d *Driver) DeviceGetName(dev int32) (string, error) {
 }
 
 // DeviceTotalMem is cuDeviceTotalMem_v2, or the 32-bit cuDeviceTotalMem of
-// old drivers.
+// old drivers. The result goes to a zeroed 64-bit variable either way: a
+// 32-bit writer fills its low half (little-endian), and a library whose
+// unversioned symbol is 64-bit cannot write past it.
 func (d *Driver) DeviceTotalMem(dev int32) (uint64, error) {
-	if strings.HasSuffix(d.s.found["DeviceTotalMem"], "_v2") {
-		var n uint64
-		r, _, _ := purego.SyscallN(d.s.deviceTotalMem, uintptr(unsafe.Pointer(&n)), uintptr(dev))
-		return n, d.check(r)
-	}
-	var n uint32
+	var n uint64
 	r, _, _ := purego.SyscallN(d.s.deviceTotalMem, uintptr(unsafe.Pointer(&n)), uintptr(dev))
-	return uint64(n), d.check(r)
+	if !d.v2("DeviceTotalMem") {
+		n &= 0xffffffff
+	}
+	return n, d.check(r)
 }
+
+// v2 reports whether the symbol with versions base was found under its _v2
+// name (64-bit sizes) rather than the legacy one.
+func (d *Driver) v2(base string) bool { return strings.HasSuffix(d.s.found[base], "_v2") }
 
 // DeviceGetAttribute is cuDeviceGetAttribute.
 func (d *Driver) DeviceGetAttribute(attr int, dev int32) (int, error) {
@@ -202,12 +206,10 @@ func (d *Driver) MemGetInfo() (free, total uint64, ok bool, err error) {
 	if d.s.memGetInfo == 0 {
 		return 0, 0, false, nil
 	}
-	if !strings.HasSuffix(d.s.found["MemGetInfo"], "_v2") {
-		var f, t uint32
-		r, _, _ := purego.SyscallN(d.s.memGetInfo, uintptr(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(&t)))
-		return uint64(f), uint64(t), true, d.check(r)
-	}
 	r, _, _ := purego.SyscallN(d.s.memGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	if !d.v2("MemGetInfo") {
+		free, total = free&0xffffffff, total&0xffffffff
+	}
 	return free, total, true, d.check(r)
 }
 

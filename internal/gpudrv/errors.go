@@ -1,6 +1,9 @@
 package gpudrv
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Error is a result code of the driver API other than success.
 type Error struct {
@@ -18,11 +21,26 @@ func (e *Error) Error() string {
 	if e.v != nil {
 		pkg = e.v.Pkg
 	}
-	s := pkg + ": " + e.Name + " (" + strconv.Itoa(e.Code) + ")"
+	return pkg + ": " + e.detail()
+}
+
+// detail is the message without the package prefix:
+// "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected".
+func (e *Error) detail() string {
+	s := e.Name + " (" + strconv.Itoa(e.Code) + ")"
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
 	return s
+}
+
+// bare is err's message without a driver *Error's package prefix, for
+// messages that already start with it.
+func bare(err error) string {
+	if e, ok := err.(*Error); ok {
+		return e.detail()
+	}
+	return err.Error()
 }
 
 // Is reports whether the code falls under target, one of the vendor's
@@ -82,14 +100,37 @@ func (v *Vendor) ResultName(code int) string {
 }
 
 // unavailable is the error every call returns when the backend cannot run
-// work. It matches the vendor's NotAvailable and the cause.
+// work. It matches the vendor's NotAvailable and the cause. note, when set,
+// is a sentence appended to the reason (see Config.UnavailableNote).
 type unavailable struct {
 	sentinel error
 	reason   string
 	cause    error
+	note     string
 }
 
-func (u *unavailable) Error() string { return u.reason }
+func (u *unavailable) Error() string {
+	if u.note == "" {
+		return u.reason
+	}
+	return sentence(u.reason) + " " + sentence(upperFirst(u.note))
+}
+
+// sentence ends s with a full stop unless it ends with punctuation already.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsRune(".!?", rune(s[len(s)-1])) {
+		return s
+	}
+	return s + "."
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
 func (u *unavailable) Unwrap() []error {
 	if u.cause == nil {
 		return []error{u.sentinel}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -142,4 +143,56 @@ func TestResultTruncates(t *testing.T) {
 	// The upper half of the return register is not defined for a C enum.
 	assert.Equal(t, 100, result(0xdeadbeef_00000064))
 	assert.Equal(t, 0, result(0xffffffff_00000000))
+}
+
+func TestModuleImage(t *testing.T) {
+	ptx := []byte(".version 8.0")
+	got := moduleImage(ptx)
+	assert.Equal(t, append([]byte(".version 8.0"), 0), got, "PTX gets a NUL")
+	assert.Equal(t, ".version 8.0", string(ptx), "the caller's bytes are not touched")
+	withNul := []byte("x\x00")
+	assert.Same(t, &withNul[0], &moduleImage(withNul)[0])
+	elf := []byte("\x7fELF\x02\x01")
+	assert.Same(t, &elf[0], &moduleImage(elf)[0], "a cubin is passed as is")
+	fat := []byte{0x50, 0xed, 0x55, 0xba, 1, 0}
+	assert.Same(t, &fat[0], &moduleImage(fat)[0], "a fatbin is passed as is")
+}
+
+func TestLaunchArgs(t *testing.T) {
+	lb := launchPool.Get().(*launchBuf) // on the heap: a stack may move
+	for i, c := range []struct {
+		arg  any
+		want uint64
+	}{
+		{DevicePtr(1 << 40), 1 << 40},
+		{uintptr(7), 7},
+		{int32(-1), 0xffffffff},
+		{uint32(5), 5},
+		{int64(-2), 1<<64 - 2},
+		{uint64(9), 9},
+		{float32(1), 0x3f800000},
+		{float64(1), 0x3ff0000000000000},
+	} {
+		assert.NoError(t, lb.set(i, c.arg))
+		assert.Equal(t, c.want, lb.vals[i], "%T", c.arg)
+		assert.Equal(t, uintptr(unsafe.Pointer(&lb.vals[i])), lb.ptrs[i])
+	}
+	assert.ErrorContains(t, lb.set(0, 3), "Go int")
+	assert.ErrorContains(t, lb.set(0, uint(3)), "Go uint")
+	assert.ErrorContains(t, lb.set(0, "x"), "type string")
+	assert.ErrorContains(t, lb.set(0, lb), "type *gpudrv.launchBuf")
+}
+
+func TestUnavailableNote(t *testing.T) {
+	u := &unavailable{reason: "cuda: no devices", sentinel: testVendor.Errors.NotAvailable}
+	assert.Equal(t, "cuda: no devices", u.Error())
+	u.note = "the alias is off; unset it"
+	assert.Equal(t, "cuda: no devices. The alias is off; unset it.", u.Error())
+	u.reason, u.note = "x failed.", "Done!"
+	assert.Equal(t, "x failed. Done!", u.Error())
+	assert.ErrorIs(t, u, testVendor.Errors.NotAvailable)
+	b := &Backend{v: testVendor, note: func() string { return "note" }}
+	s := &state{err: u}
+	assert.NotSame(t, u, b.unavail(s), "a copy carries the note")
+	assert.Equal(t, "x failed.", u.reason, "the state's error is left alone")
 }

@@ -30,6 +30,19 @@ type syms struct {
 	getErrorName      uintptr // cuGetErrorName(CUresult, const char**)
 	getErrorString    uintptr // cuGetErrorString(CUresult, const char**)
 
+	// Optional, modules and memory (module.go). Each method checks the
+	// symbols it calls, so a library lacking them still serves the rest.
+	moduleLoadDataEx  uintptr // cuModuleLoadDataEx(CUmodule*, const void*, unsigned, CUjit_option*, void**)
+	moduleLoadData    uintptr // cuModuleLoadData(CUmodule*, const void*)
+	moduleUnload      uintptr // cuModuleUnload(CUmodule)
+	moduleGetFunction uintptr // cuModuleGetFunction(CUfunction*, CUmodule, const char*)
+	moduleGetGlobal   uintptr // cuModuleGetGlobal_v2(CUdeviceptr*, size_t*, CUmodule, const char*) / cuModuleGetGlobal (32-bit)
+	launchKernel      uintptr // cuLaunchKernel(CUfunction, 6 x unsigned, unsigned, CUstream, void**, void**)
+	memAlloc          uintptr // cuMemAlloc_v2(CUdeviceptr*, size_t) / cuMemAlloc (32-bit)
+	memFree           uintptr // cuMemFree_v2(CUdeviceptr) / cuMemFree
+	memcpyHtoD        uintptr // cuMemcpyHtoD_v2(CUdeviceptr, const void*, size_t) / cuMemcpyHtoD
+	memcpyDtoH        uintptr // cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t) / cuMemcpyDtoH
+
 	// The name found for each symbol that has versions, by suffix
 	// ("DeviceTotalMem" -> "cuDeviceTotalMem_v2").
 	found map[string]string
@@ -63,6 +76,17 @@ func (s *syms) table() []symSpec {
 		{&s.memGetInfo, []string{"MemGetInfo_v2", "MemGetInfo"}, false},
 		{&s.getErrorName, []string{"GetErrorName"}, false},
 		{&s.getErrorString, []string{"GetErrorString"}, false},
+
+		{&s.moduleLoadDataEx, []string{"ModuleLoadDataEx"}, false},
+		{&s.moduleLoadData, []string{"ModuleLoadData"}, false},
+		{&s.moduleUnload, []string{"ModuleUnload"}, false},
+		{&s.moduleGetFunction, []string{"ModuleGetFunction"}, false},
+		{&s.moduleGetGlobal, []string{"ModuleGetGlobal_v2", "ModuleGetGlobal"}, false},
+		{&s.launchKernel, []string{"LaunchKernel"}, false},
+		{&s.memAlloc, []string{"MemAlloc_v2", "MemAlloc"}, false},
+		{&s.memFree, []string{"MemFree_v2", "MemFree"}, false},
+		{&s.memcpyHtoD, []string{"MemcpyHtoD_v2", "MemcpyHtoD"}, false},
+		{&s.memcpyDtoH, []string{"MemcpyDtoH_v2", "MemcpyDtoH"}, false},
 	}
 }
 

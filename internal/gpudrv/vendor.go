@@ -35,6 +35,7 @@ type Errors struct {
 	NotInitialized error // 3, 4
 	InvalidContext error // 201
 	Unknown        error // 999
+	Unloaded       error // a module used after Unload
 }
 
 // NewErrors makes the sentinels of the package pkg ("cuda").
@@ -51,6 +52,7 @@ func NewErrors(pkg string) *Errors {
 		NotInitialized: e("not initialized"),
 		InvalidContext: e("invalid context"),
 		Unknown:        e("unknown error"),
+		Unloaded:       e("module unloaded"),
 	}
 }
 

@@ -5,6 +5,8 @@
  *   -DFAKE_NO_TOTALMEM_V2      lacks cuDeviceTotalMem_v2 (old drivers: only the 32-bit cuDeviceTotalMem)
  *   -DFAKE_NO_PCI_BUS_ID       lacks the optional cuDeviceGetPCIBusId
  *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required cuCtxSynchronize
+ *   -DFAKE_NO_MODULES          lacks every optional module, launch and memory symbol
+ *   -DFAKE_NO_LOAD_DATA_EX     lacks cuModuleLoadDataEx (only cuModuleLoadData)
  */
 #define FAKE_ERR_PREFIX "CUDA_"
 #define FAKE_DEFAULT_VERSION 13000
@@ -15,6 +17,11 @@ typedef int CUdevice;
 typedef struct CUctx_st *CUcontext;
 typedef struct CUuuid_st { char bytes[16]; } CUuuid;
 typedef int CUdevice_attribute;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
+typedef enum CUjit_option_enum { CUDA_JIT_OPTION_PLACEHOLDER = 0 } CUjit_option;
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -58,3 +65,24 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
 }
 EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) { return fake_error_name(error, pStr); }
 EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr) { return fake_error_string(error, pStr); }
+
+#ifndef FAKE_NO_MODULES
+#ifndef FAKE_NO_LOAD_DATA_EX
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues) {
+	return fake_module_load_data_ex((void **)module, image, numOptions, (const int *)options, optionValues);
+}
+#endif
+EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) { return fake_module_load((void **)module, image, NULL, 0); }
+EXPORT CUresult cuModuleUnload(CUmodule hmod) { return fake_module_unload(hmod); }
+EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) { return fake_module_get_function((void **)hfunc, hmod, name); }
+EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name) { return fake_module_get_global(dptr, bytes, hmod, name); }
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+		unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+		CUstream hStream, void **kernelParams, void **extra) {
+	return fake_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+}
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) { return fake_mem_alloc(dptr, bytesize); }
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) { return fake_mem_free(dptr); }
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) { return fake_memcpy_htod(dstDevice, srcHost, ByteCount); }
+EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) { return fake_memcpy_dtoh(dstHost, srcDevice, ByteCount); }
+#endif

@@ -5,6 +5,8 @@
  *   -DFAKE_NO_TOTALMEM_V2      lacks muDeviceTotalMem_v2 (old drivers: only the 32-bit muDeviceTotalMem)
  *   -DFAKE_NO_PCI_BUS_ID       lacks the optional muDeviceGetPCIBusId
  *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required muCtxSynchronize
+ *   -DFAKE_NO_MODULES          lacks every optional module, launch and memory symbol
+ *   -DFAKE_NO_LOAD_DATA_EX     lacks muModuleLoadDataEx (only muModuleLoadData)
  */
 #define FAKE_ERR_PREFIX "MUSA_"
 #define FAKE_DEFAULT_VERSION 30100
@@ -15,6 +17,11 @@ typedef int MUdevice;
 typedef struct MUctx_st *MUcontext;
 typedef struct MUuuid_st { char bytes[16]; } MUuuid;
 typedef int MUdevice_attribute;
+typedef struct MUmod_st *MUmodule;
+typedef struct MUfunc_st *MUfunction;
+typedef struct MUstream_st *MUstream;
+typedef unsigned long long MUdeviceptr;
+typedef enum MUjit_option_enum { MUSA_JIT_OPTION_PLACEHOLDER = 0 } MUjit_option;
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -58,3 +65,24 @@ EXPORT MUresult muMemGetInfo_v2(size_t *free, size_t *total) {
 }
 EXPORT MUresult muGetErrorName(MUresult error, const char **pStr) { return fake_error_name(error, pStr); }
 EXPORT MUresult muGetErrorString(MUresult error, const char **pStr) { return fake_error_string(error, pStr); }
+
+#ifndef FAKE_NO_MODULES
+#ifndef FAKE_NO_LOAD_DATA_EX
+EXPORT MUresult muModuleLoadDataEx(MUmodule *module, const void *image, unsigned int numOptions, MUjit_option *options, void **optionValues) {
+	return fake_module_load_data_ex((void **)module, image, numOptions, (const int *)options, optionValues);
+}
+#endif
+EXPORT MUresult muModuleLoadData(MUmodule *module, const void *image) { return fake_module_load((void **)module, image, NULL, 0); }
+EXPORT MUresult muModuleUnload(MUmodule hmod) { return fake_module_unload(hmod); }
+EXPORT MUresult muModuleGetFunction(MUfunction *hfunc, MUmodule hmod, const char *name) { return fake_module_get_function((void **)hfunc, hmod, name); }
+EXPORT MUresult muModuleGetGlobal_v2(MUdeviceptr *dptr, size_t *bytes, MUmodule hmod, const char *name) { return fake_module_get_global(dptr, bytes, hmod, name); }
+EXPORT MUresult muLaunchKernel(MUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+		unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+		MUstream hStream, void **kernelParams, void **extra) {
+	return fake_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+}
+EXPORT MUresult muMemAlloc_v2(MUdeviceptr *dptr, size_t bytesize) { return fake_mem_alloc(dptr, bytesize); }
+EXPORT MUresult muMemFree_v2(MUdeviceptr dptr) { return fake_mem_free(dptr); }
+EXPORT MUresult muMemcpyHtoD_v2(MUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) { return fake_memcpy_htod(dstDevice, srcHost, ByteCount); }
+EXPORT MUresult muMemcpyDtoH_v2(void *dstHost, MUdeviceptr srcDevice, size_t ByteCount) { return fake_memcpy_dtoh(dstHost, srcDevice, ByteCount); }
+#endif

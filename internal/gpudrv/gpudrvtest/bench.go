@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/flagos-ai/flagshim/internal/gpudrv"
 )
 
 // The benchmarks load the fake in the benchmark's own process, through an
@@ -20,6 +22,10 @@ var bench struct {
 	path string
 	b    Backend
 	err  string
+
+	modOnce sync.Once
+	mod     *gpudrv.Module
+	modErr  error
 }
 
 func (h *Harness) benchBackend(b *testing.B) (Backend, string) {
@@ -144,4 +150,35 @@ func (h *Harness) BenchSynchronizeRegisterLibFunc(b *testing.B) {
 func (h *Harness) buildAt(tb testing.TB, out string) {
 	tb.Helper()
 	dltestBuild(tb, h, out)
+}
+
+// BenchLaunch measures launch, which calls Launch on the package's
+// concrete *Backend (so the arguments stay on the caller's stack as in real
+// use; a call through the Backend interface would move them to the heap),
+// on the fake's no-op kernel fn ("nop3", "nop8") with a 64-byte buffer p. The
+// fake runs kernels synchronously, so this is the binding's own cost:
+// marshalling into the pinned buffer, thread lock, context, call.
+func (h *Harness) BenchLaunch(b *testing.B, fn string, launch func(be Backend, fn gpudrv.Function, p gpudrv.DevicePtr) error) {
+	be, _ := h.benchBackend(b)
+	bench.modOnce.Do(func() {
+		bench.mod, bench.modErr = be.LoadModule(0, []byte(AddImage), "bench")
+	})
+	if bench.modErr != nil {
+		b.Fatal(bench.modErr)
+	}
+	f, err := bench.mod.Function(fn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := be.Alloc(0, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Free(0, p)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := launch(be, f, p); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

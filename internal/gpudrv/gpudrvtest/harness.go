@@ -28,6 +28,14 @@ type Backend interface {
 	DriverVersion() (major, minor int, err error)
 	PCIBusID(index int) (string, error)
 	MemInfo(index int) (free, total uint64, err error)
+
+	Hooks() *device.Hooks
+	LoadModule(index int, image []byte, label string) (*gpudrv.Module, error)
+	Launch(index int, fn gpudrv.Function, grid, block [3]uint32, sharedMem uint32, args ...any) error
+	Alloc(index int, n uint64) (gpudrv.DevicePtr, error)
+	Free(index int, p gpudrv.DevicePtr) error
+	CopyHtoD(index int, dst gpudrv.DevicePtr, src []byte) error
+	CopyDtoH(index int, dst []byte, src gpudrv.DevicePtr) error
 }
 
 // Harness describes one driver package under test.
@@ -44,6 +52,9 @@ type Harness struct {
 	Errs       *gpudrv.Errors
 	// New makes a backend that searches as spec says.
 	New func(spec dl.Spec) Backend
+	// NewWith makes one with a hook registry (nil: the default) and an
+	// unavailable note (nil: none).
+	NewWith func(spec dl.Spec, hooks *device.Hooks, note func() string) Backend
 	// Spec is the package's default spec; children search only the dirs
 	// the parent hands them, never the system's.
 	Spec dl.Spec
@@ -562,7 +573,8 @@ func initCase(code int, name string, sentinel func(*gpudrv.Errors) error) fakeCa
 			reason := notAvailable(t, h, b, sentinel(h.Errs))
 			assert.Contains(t, reason, h.ErrPrefix+name)
 			assert.Contains(t, reason, fmt.Sprintf("(%d)", code))
-			assert.Contains(t, reason, h.sym("Init")+"(0)")
+			assert.Contains(t, reason, h.sym("Init")+"(0) failed: "+h.ErrPrefix+name)
+			assert.Equal(t, 1, strings.Count(reason, h.Pkg+": "), "one package prefix: %s", reason)
 			assert.Contains(t, reason, os.Getenv("FLAGOS_TEST_LIB"))
 			// The version is readable without init.
 			major, minor, err := b.DriverVersion()

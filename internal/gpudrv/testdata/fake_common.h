@@ -18,6 +18,26 @@
  *   FAKE_DRIVER_VERSION=N  the encoded driver version (default FAKE_DEFAULT_VERSION)
  *   FAKE_SYNC_RESULT=N     what cuCtxSynchronize returns with a context current
  *   FAKE_LOG=/abs/file     append "load" when loaded and "init" per cuInit
+ *
+ * Modules and memory (module section below). Device memory is host memory
+ * (calloc); CUdeviceptr is its address. Every allocation and module global is
+ * tracked, and copies, frees and launches outside them are errors, so a
+ * binding that swaps arguments fails loudly. A module image is text:
+ *   fake-module                          the first line, else *_ERROR_INVALID_IMAGE (200)
+ *   global NAME SIZE                     a global of SIZE zeroed bytes
+ *   function NAME KIND [TYPE...]         a kernel; TYPE: ptr u64 i64 f64 (8 bytes), u32 i32 f32 (4)
+ *   error TEXT                           the load fails with *_ERROR_INVALID_PTX (218) and TEXT
+ *                                        in the JIT error log (cuModuleLoadDataEx)
+ * KINDs: add (a, b, c, n): c[i] = a[i] + b[i] as floats for i < min(n, threads),
+ * the parameters of plugins/nvshmem/testdata/add.cu; echo (out, x...): copies
+ * each x (its TYPE's size) into 8-byte slots of out, zeroed first; nop;
+ * fail: the launch returns *_ERROR_LAUNCH_FAILED (719).
+ * Modules belong to the context current at load; getting a function or a
+ * global, launching and unloading with another context current is
+ * *_ERROR_INVALID_CONTEXT (201); a dead handle is *_ERROR_INVALID_HANDLE
+ * (400). fake_live_modules() and fake_live_allocs() (exported) count what is
+ * loaded and allocated, for leak checks.
+ *
  * Device handles are ordinal+1000, so a binding that passes ordinals where
  * handles are due gets *_ERROR_INVALID_DEVICE. Contexts are current per
  * thread, as in the real drivers: cuCtxSynchronize without a current context
@@ -27,6 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <pthread.h>
 
 #ifndef FAKE_ERR_PREFIX
 #error "define FAKE_ERR_PREFIX (\"CUDA_\" or \"MUSA_\") before including fake_common.h"
@@ -245,7 +267,12 @@ static int fake_error_name(int code, const char **s) {
 	case 34: *s = FAKE_ERR_PREFIX "ERROR_STUB_LIBRARY"; return 0;
 	case 100: *s = FAKE_ERR_PREFIX "ERROR_NO_DEVICE"; return 0;
 	case 101: *s = FAKE_ERR_PREFIX "ERROR_INVALID_DEVICE"; return 0;
+	case 200: *s = FAKE_ERR_PREFIX "ERROR_INVALID_IMAGE"; return 0;
 	case 201: *s = FAKE_ERR_PREFIX "ERROR_INVALID_CONTEXT"; return 0;
+	case 218: *s = FAKE_ERR_PREFIX "ERROR_INVALID_PTX"; return 0;
+	case 400: *s = FAKE_ERR_PREFIX "ERROR_INVALID_HANDLE"; return 0;
+	case 500: *s = FAKE_ERR_PREFIX "ERROR_NOT_FOUND"; return 0;
+	case 719: *s = FAKE_ERR_PREFIX "ERROR_LAUNCH_FAILED"; return 0;
 	case 700: *s = FAKE_ERR_PREFIX "ERROR_ILLEGAL_ADDRESS"; return 0;
 	case 803: *s = FAKE_ERR_PREFIX "ERROR_SYSTEM_DRIVER_MISMATCH"; return 0;
 	case 804: *s = FAKE_ERR_PREFIX "ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"; return 0;
@@ -261,9 +288,331 @@ static int fake_error_string(int code, const char **s) {
 	case 34: *s = "fake: stub library"; return 0;
 	case 100: *s = "fake: no " FAKE_ERR_PREFIX " capable device is detected"; return 0;
 	case 201: *s = "fake: invalid device context"; return 0;
+	case 500: *s = "fake: named symbol not found"; return 0;
 	case 700: *s = "fake: an illegal memory access was encountered"; return 0;
 	case 803: *s = "fake: system has unsupported display driver / driver combination"; return 0;
 	}
 	*s = NULL;
 	return 1;
+}
+
+/* ---- modules and memory ---- */
+
+#define FAKE_EXPORT __attribute__((visibility("default")))
+#define FAKE_MAX_PARAMS 64
+enum { FK_NOP, FK_ADD, FK_ECHO, FK_FAIL };
+
+struct fake_alloc { uintptr_t p; size_t n; int global; struct fake_alloc *next; };
+struct fake_global { char name[128]; size_t size; uintptr_t p; };
+struct fake_module;
+struct fake_func { char name[128]; int kind, nparams; int psize[FAKE_MAX_PARAMS]; struct fake_module *mod; };
+struct fake_module {
+	int live;
+	struct fake_ctx *ctx;
+	int nglobals, nfuncs;
+	struct fake_global globals[16];
+	struct fake_func funcs[16];
+	struct fake_module *next;
+};
+
+static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_module *fake_modules; /* every module ever loaded; never freed, so stale handles stay readable */
+static struct fake_alloc *fake_allocs;   /* live allocations and globals */
+static int fake_nmodules, fake_nallocs;
+
+FAKE_EXPORT int fake_live_modules(void) {
+	pthread_mutex_lock(&fake_mu);
+	int n = fake_nmodules;
+	pthread_mutex_unlock(&fake_mu);
+	return n;
+}
+
+FAKE_EXPORT int fake_live_allocs(void) {
+	pthread_mutex_lock(&fake_mu);
+	int n = fake_nallocs;
+	pthread_mutex_unlock(&fake_mu);
+	return n;
+}
+
+/* fake_track records [p, p+n); fake_mu held. */
+static void fake_track(uintptr_t p, size_t n, int global) {
+	struct fake_alloc *a = calloc(1, sizeof *a);
+	a->p = p; a->n = n; a->global = global; a->next = fake_allocs;
+	fake_allocs = a;
+	if (!global) fake_nallocs++;
+}
+
+/* fake_untrack forgets the allocation starting at p; 0 when there is none
+ * of that kind. fake_mu held. */
+static int fake_untrack(uintptr_t p, int global) {
+	for (struct fake_alloc **pp = &fake_allocs; *pp; pp = &(*pp)->next) {
+		struct fake_alloc *a = *pp;
+		if (a->p == p && a->global == global) {
+			*pp = a->next;
+			free(a);
+			if (!global) fake_nallocs--;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* fake_valid reports whether [p, p+n) lies inside one tracked block. */
+static int fake_valid(uintptr_t p, size_t n) {
+	pthread_mutex_lock(&fake_mu);
+	int ok = 0;
+	for (struct fake_alloc *a = fake_allocs; a; a = a->next)
+		if (p >= a->p && p + n <= a->p + a->n && p + n >= p) { ok = 1; break; }
+	pthread_mutex_unlock(&fake_mu);
+	return ok;
+}
+
+static int fake_type_size(const char *t) {
+	if (!strcmp(t, "ptr") || !strcmp(t, "u64") || !strcmp(t, "i64") || !strcmp(t, "f64")) return 8;
+	if (!strcmp(t, "u32") || !strcmp(t, "i32") || !strcmp(t, "f32")) return 4;
+	return 0;
+}
+
+static void fake_jit_log(char *buf, size_t size, const char *fmt, const char *a, int n) {
+	if (!buf || !size) return;
+	snprintf(buf, size, fmt, a, n);
+}
+
+/* fake_parse fills m from the text image; the result code, with a message
+ * in log on failure. */
+static int fake_parse(struct fake_module *m, const char *image, char *log, size_t logsize) {
+	if (strncmp(image, "fake-module", 11) != 0 || (image[11] != '\n' && image[11] != 0)) {
+		fake_jit_log(log, logsize, "fake: %snot a fake module image (line %d)", "", 1);
+		return 200;
+	}
+	char line[512];
+	const char *p = image;
+	int lineno = 0;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len >= sizeof line) len = sizeof line - 1;
+		memcpy(line, p, len);
+		line[len] = 0;
+		p = e ? e + 1 : p + strlen(p);
+		lineno++;
+		if (lineno == 1) continue;
+		char *save, *w = strtok_r(line, " \t\r", &save);
+		if (!w || w[0] == '#') continue;
+		if (!strcmp(w, "global")) {
+			char *name = strtok_r(NULL, " \t\r", &save), *size = strtok_r(NULL, " \t\r", &save);
+			if (!name || !size || m->nglobals == 16 || atoi(size) <= 0) {
+				fake_jit_log(log, logsize, "fake: %sbad global at line %d", "", lineno);
+				return 200;
+			}
+			struct fake_global *g = &m->globals[m->nglobals++];
+			snprintf(g->name, sizeof g->name, "%s", name);
+			g->size = (size_t)atoi(size);
+		} else if (!strcmp(w, "function")) {
+			char *name = strtok_r(NULL, " \t\r", &save), *kind = strtok_r(NULL, " \t\r", &save);
+			if (!name || !kind || m->nfuncs == 16) {
+				fake_jit_log(log, logsize, "fake: %sbad function at line %d", "", lineno);
+				return 200;
+			}
+			struct fake_func *f = &m->funcs[m->nfuncs++];
+			snprintf(f->name, sizeof f->name, "%s", name);
+			f->mod = m;
+			if (!strcmp(kind, "add")) {
+				f->kind = FK_ADD; f->nparams = 4;
+				f->psize[0] = f->psize[1] = f->psize[2] = 8; f->psize[3] = 4;
+			} else if (!strcmp(kind, "echo")) f->kind = FK_ECHO;
+			else if (!strcmp(kind, "nop")) f->kind = FK_NOP;
+			else if (!strcmp(kind, "fail")) f->kind = FK_FAIL;
+			else {
+				fake_jit_log(log, logsize, "fake: unknown kind %s at line %d", kind, lineno);
+				return 200;
+			}
+			for (char *t; f->kind != FK_ADD && (t = strtok_r(NULL, " \t\r", &save));) {
+				int sz = fake_type_size(t);
+				if (!sz || f->nparams == FAKE_MAX_PARAMS) {
+					fake_jit_log(log, logsize, "fake: bad parameter type %s at line %d", t, lineno);
+					return 200;
+				}
+				f->psize[f->nparams++] = sz;
+			}
+		} else if (!strcmp(w, "error")) {
+			char *rest = strtok_r(NULL, "\r", &save);
+			fake_jit_log(log, logsize, "%s (line %d)", rest ? rest : "error", lineno);
+			return 218;
+		} else {
+			fake_jit_log(log, logsize, "fake: unknown directive %s at line %d", w, lineno);
+			return 200;
+		}
+	}
+	return 0;
+}
+
+static int fake_module_load(void **pmod, const void *image, char *log, size_t logsize) {
+	FAKE_GUARD();
+	if (!fake_current) return 201;
+	if (!pmod || !image) return 1;
+	struct fake_module *m = calloc(1, sizeof *m);
+	int r = fake_parse(m, image, log, logsize);
+	if (r) { free(m); return r; }
+	m->ctx = fake_current;
+	m->live = 1;
+	pthread_mutex_lock(&fake_mu);
+	for (int i = 0; i < m->nglobals; i++) {
+		m->globals[i].p = (uintptr_t)calloc(1, m->globals[i].size);
+		fake_track(m->globals[i].p, m->globals[i].size, 1);
+	}
+	m->next = fake_modules;
+	fake_modules = m;
+	fake_nmodules++;
+	pthread_mutex_unlock(&fake_mu);
+	if (log && logsize) log[0] = 0;
+	*pmod = m;
+	return 0;
+}
+
+/* fake_module_check: 0 when m is a live module of the current context. */
+static int fake_module_check(struct fake_module *m) {
+	if (!fake_current) return 201;
+	pthread_mutex_lock(&fake_mu);
+	int known = 0;
+	for (struct fake_module *x = fake_modules; x; x = x->next)
+		if (x == m) { known = 1; break; }
+	int live = known && m->live;
+	pthread_mutex_unlock(&fake_mu);
+	if (!live) return 400;
+	return m->ctx == fake_current ? 0 : 201;
+}
+
+static int fake_module_load_data_ex(void **pmod, const void *image, unsigned n, const int *opts, void **vals) {
+	char *log = NULL;
+	size_t size = 0;
+	if (n && (!opts || !vals)) return 1;
+	for (unsigned i = 0; i < n; i++) {
+		if (opts[i] == 5) log = vals[i];
+		else if (opts[i] == 6) size = (size_t)(uintptr_t)vals[i];
+	}
+	return fake_module_load(pmod, image, log, size);
+}
+
+static int fake_module_unload(void *mod) {
+	FAKE_GUARD();
+	struct fake_module *m = mod;
+	int r = fake_module_check(m);
+	if (r) return r;
+	pthread_mutex_lock(&fake_mu);
+	if (!m->live) { pthread_mutex_unlock(&fake_mu); return 400; }
+	m->live = 0;
+	fake_nmodules--;
+	for (int i = 0; i < m->nglobals; i++) {
+		fake_untrack(m->globals[i].p, 1);
+		free((void *)m->globals[i].p);
+	}
+	pthread_mutex_unlock(&fake_mu);
+	return 0;
+}
+
+static int fake_module_get_global(unsigned long long *dptr, size_t *bytes, void *mod, const char *name) {
+	FAKE_GUARD();
+	if (!name) return 1;
+	struct fake_module *m = mod;
+	int r = fake_module_check(m);
+	if (r) return r;
+	for (int i = 0; i < m->nglobals; i++)
+		if (!strcmp(m->globals[i].name, name)) {
+			if (dptr) *dptr = m->globals[i].p;
+			if (bytes) *bytes = m->globals[i].size;
+			return 0;
+		}
+	return 500;
+}
+
+static int fake_module_get_function(void **pf, void *mod, const char *name) {
+	FAKE_GUARD();
+	if (!pf || !name) return 1;
+	struct fake_module *m = mod;
+	int r = fake_module_check(m);
+	if (r) return r;
+	for (int i = 0; i < m->nfuncs; i++)
+		if (!strcmp(m->funcs[i].name, name)) { *pf = &m->funcs[i]; return 0; }
+	return 500;
+}
+
+static int fake_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		unsigned shmem, void *stream, void **params, void **extra) {
+	FAKE_GUARD();
+	(void)shmem;
+	struct fake_func *f = fn;
+	if (!f) return 400;
+	int r = fake_module_check(f->mod);
+	if (r) return r == 201 ? 400 : r;
+	if (!gx || !gy || !gz || !bx || !by || !bz) return 1;
+	if (stream || extra) return 1; /* the fake has the NULL stream only, and no "extra" */
+	if (f->nparams && !params) return 1;
+	unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+	switch (f->kind) {
+	case FK_FAIL:
+		return 719;
+	case FK_ADD: {
+		float *a = *(float **)params[0], *b = *(float **)params[1], *c = *(float **)params[2];
+		unsigned n = *(unsigned *)params[3];
+		unsigned long long m = n < threads ? n : threads;
+		if (!m) return 0;
+		if (!fake_valid((uintptr_t)a, m * 4) || !fake_valid((uintptr_t)b, m * 4) || !fake_valid((uintptr_t)c, m * 4)) return 700;
+		for (unsigned long long i = 0; i < m; i++) c[i] = a[i] + b[i];
+		return 0;
+	}
+	case FK_ECHO: {
+		if (f->nparams < 1) return 1;
+		char *out = *(char **)params[0];
+		size_t n = 8 * (size_t)(f->nparams - 1);
+		if (n && !fake_valid((uintptr_t)out, n)) return 700;
+		memset(out, 0, n);
+		for (int i = 1; i < f->nparams; i++) memcpy(out + 8 * (i - 1), params[i], (size_t)f->psize[i]);
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static int fake_mem_alloc(unsigned long long *dptr, size_t n) {
+	FAKE_GUARD();
+	if (!fake_current) return 201;
+	if (!dptr || !n) return 1;
+	void *p = calloc(1, n);
+	if (!p) return 2;
+	pthread_mutex_lock(&fake_mu);
+	fake_track((uintptr_t)p, n, 0);
+	pthread_mutex_unlock(&fake_mu);
+	*dptr = (uintptr_t)p;
+	return 0;
+}
+
+static int fake_mem_free(unsigned long long p) {
+	FAKE_GUARD();
+	if (!fake_current) return 201;
+	if (!p) return 0;
+	pthread_mutex_lock(&fake_mu);
+	int ok = fake_untrack((uintptr_t)p, 0);
+	pthread_mutex_unlock(&fake_mu);
+	if (!ok) return 1;
+	free((void *)(uintptr_t)p);
+	return 0;
+}
+
+static int fake_memcpy_htod(unsigned long long dst, const void *src, size_t n) {
+	FAKE_GUARD();
+	if (!fake_current) return 201;
+	if (!n) return 0;
+	if (!src || !fake_valid(dst, n)) return 1;
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return 0;
+}
+
+static int fake_memcpy_dtoh(void *dst, unsigned long long src, size_t n) {
+	FAKE_GUARD();
+	if (!fake_current) return 201;
+	if (!n) return 0;
+	if (!dst || !fake_valid(src, n)) return 1;
+	memcpy(dst, (void *)(uintptr_t)src, n);
+	return 0;
 }
