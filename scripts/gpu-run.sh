@@ -2,20 +2,34 @@
 # Runs every .gpu/*.test (built by scripts/gpu-build.sh) with -test.v on a
 # machine with an NVIDIA GPU, passing nvidia-smi's view of the devices in the
 # environment as an independent source, and prints a summary. Logs go to
-# $OUT (when set, as on the device runner) or .gpu/logs.
+# $OUT (when set, as on the device runner) or .gpu/logs. One command runs
+# everything:
+#
+#   scripts/gpu-run.sh              # from the repository root on the GPU machine
+#
+# When .gpu/plugins_nvshmem.test is there, it first does what
+# `scripts/nvshmem-gpu.sh run` does: builds plugins/nvshmem's CUDA fixtures
+# with nvcc (scripts/nvshmem-build.sh: add.ptx, pe.cubin, pe2.cubin), finds
+# the NVSHMEM wheel's libnvshmem_host.so.3 (FLAGOS_LIBNVSHMEM_PATH, else
+# python3), and runs that binary's GPU tests (TestGPURawScenario,
+# TestGPUDriverScenario) from plugins/nvshmem. A failed fixture build is
+# logged (nvshmem-build.log) and the other binaries still run.
 #
 # Expectations (defaults are the reference machine's, an H200):
 #   FLAGSHIM_GPU_EXPECT_NAME (H200)  FLAGSHIM_GPU_EXPECT_CC (9.0)
 #   GPU_BENCH: a -test.bench pattern (default GPU); "" to skip benchmarks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 logs=${OUT:-.gpu/logs}
 mkdir -p "$logs"
+export PATH=$PATH:/usr/local/cuda/bin
 export FLAGSHIM_GPU_EXPECT_NAME=${FLAGSHIM_GPU_EXPECT_NAME-H200}
 export FLAGSHIM_GPU_EXPECT_CC=${FLAGSHIM_GPU_EXPECT_CC-9.0}
 bench=${GPU_BENCH-GPU}
 
 echo "== machine"
+date -u
 uname -a
 if command -v nvidia-smi >/dev/null; then
 	nvidia-smi -L
@@ -30,6 +44,7 @@ if command -v nvidia-smi >/dev/null; then
 else
 	echo "no nvidia-smi: the tests check the driver against itself only"
 fi
+command -v nvcc >/dev/null && nvcc --version | tail -2
 
 shopt -s nullglob
 tests=(.gpu/*.test)
@@ -37,17 +52,42 @@ if [ ${#tests[@]} -eq 0 ]; then
 	echo "gpu-run: no .gpu/*.test; run scripts/gpu-build.sh first" >&2
 	exit 1
 fi
+
+if [ -e .gpu/plugins_nvshmem.test ]; then
+	echo "== nvshmem fixtures"
+	fx=$root/plugins/nvshmem/testdata/build
+	if bash scripts/nvshmem-build.sh "$fx" >"$logs/nvshmem-build.log" 2>&1; then
+		tail -4 "$logs/nvshmem-build.log"
+	else
+		echo "gpu-run: scripts/nvshmem-build.sh failed; see nvshmem-build.log:" >&2
+		tail -20 "$logs/nvshmem-build.log" >&2
+	fi
+	export FLAGSHIM_NVSHMEM_FIXTURES=$fx
+	if [ -z "${FLAGOS_LIBNVSHMEM_PATH:-}" ]; then
+		home=$(python3 -c 'import importlib.util; print(list(importlib.util.find_spec("nvidia.nvshmem").submodule_search_locations)[0])' 2>/dev/null) &&
+			export FLAGOS_LIBNVSHMEM_PATH=$home/lib/libnvshmem_host.so.3
+	fi
+	echo "FLAGOS_LIBNVSHMEM_PATH=${FLAGOS_LIBNVSHMEM_PATH:-}"
+	pip list 2>/dev/null | grep -i nvshmem
+	bash scripts/nvshmem-info.sh >"$logs/nvshmem-info.log" 2>&1 || true
+fi
+
 status=0
 summary=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .test)
 	log="$logs/$name.log"
+	dir=.gpu
+	args=()
+	case $name in
+	plugins_nvshmem) dir=plugins/nvshmem args=(-test.run GPU) ;;
+	esac
 	echo "== $name"
-	(cd "$(dirname "$t")" && "./$(basename "$t")" -test.v -test.count=1 -test.timeout=5m) 2>&1 | tee "$log"
+	(cd "$dir" && "$root/$t" -test.v -test.count=1 -test.timeout=5m "${args[@]}") 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	# Benchmarks apart, so that a failing test does not hide them.
 	if [ -n "$bench" ]; then
-		(cd "$(dirname "$t")" && "./$(basename "$t")" -test.run='^$' -test.bench="$bench" -test.benchmem -test.count=3) 2>&1 | tee -a "$log"
+		(cd "$dir" && "$root/$t" -test.run='^$' -test.bench="$bench" -test.benchmem -test.count=3) 2>&1 | tee -a "$log"
 	fi
 	[ "$rc" -ne 0 ] && status=1
 	pass=$(grep -c -- '^--- PASS' "$log")

@@ -45,8 +45,11 @@ for v in 1 2; do
 	nvcc -arch="$arch" -rdc=true -DVARIANT="$v" -I"$inc" -c "$src/pe_kernel.cu" -o "$out/pe$v.o"
 done
 # Device link into a cubin: the module then carries NVSHMEM's device state.
-nvcc -arch="$arch" -dlink -cubin "$out/pe1.o" -L"$lib" -lnvshmem_device -o "$out/pe.cubin"
-nvcc -arch="$arch" -dlink -cubin "$out/pe2.o" -L"$lib" -lnvshmem_device -o "$out/pe2.cubin"
+# (nvlink straight to a cubin when this nvcc will not device-link to one.)
+nvcc -arch="$arch" -dlink -cubin "$out/pe1.o" -L"$lib" -lnvshmem_device -o "$out/pe.cubin" ||
+	nvlink -arch="$arch" "$out/pe1.o" -L"$lib" -lnvshmem_device -o "$out/pe.cubin"
+nvcc -arch="$arch" -dlink -cubin "$out/pe2.o" -L"$lib" -lnvshmem_device -o "$out/pe2.cubin" ||
+	nvlink -arch="$arch" "$out/pe2.o" -L"$lib" -lnvshmem_device -o "$out/pe2.cubin"
 set +x
 for f in pe.cubin pe2.cubin; do
 	n=$(cuobjdump -elf "$out/$f" | grep -cE 'nvshmemi_device_(lib_version|state)_d' || true)

@@ -11,7 +11,8 @@
 #   scripts/nvshmem-gpu.sh run [go test flags]
 #     builds the CUDA fixtures (scripts/nvshmem-build.sh) into plugins/nvshmem/testdata/build,
 #     finds libnvshmem_host.so.3 (FLAGOS_LIBNVSHMEM_PATH, else the wheel via python3),
-#     and runs the GPU tests verbosely.
+#     and runs the GPU tests verbosely. NVSHMEM_TEST names another test binary
+#     (scripts/gpu-run.sh, which does all of this for .gpu/plugins_nvshmem.test).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -34,7 +35,7 @@ run)
 	export FLAGSHIM_NVSHMEM_FIXTURES=$fx
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 	cd plugins/nvshmem
-	"$out/nvshmem.test" -test.run 'GPU' -test.v -test.count=1 "$@"
+	"${NVSHMEM_TEST:-$out/nvshmem.test}" -test.run 'GPU' -test.v -test.count=1 "$@"
 	;;
 *)
 	echo "usage: $0 build [tags] | run [go test flags]" >&2
