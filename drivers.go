@@ -17,7 +17,7 @@ import (
 func (s *shim) driverSteps() []step {
 	return []step{
 		{PhaseDrivers, string(device.CUDA), func(context.Context) error {
-			return s.registerBackend(cuda.New(cuda.WithLogger(s.log)))
+			return s.registerBackend(cuda.New(cuda.WithLogger(s.log), cuda.WithUnavailableNote(s.cudaNote)))
 		}},
 		{PhaseDrivers, string(device.MUSA), func(context.Context) error {
 			return s.registerBackend(musa.New(musa.WithLogger(s.log)))
@@ -26,6 +26,16 @@ func (s *shim) driverSteps() []step {
 			return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log)))
 		}},
 	}
+}
+
+// cudaNote is appended to the errors of the cuda backend while CUDA is not
+// usable: when the alias was turned off by FLAGOS_ALIAS_CUDA although flagos
+// has devices, a failing cuda call says so and how to change it.
+func (s *shim) cudaNote() string {
+	if p := s.note.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // registerBackend adds b to the shim's device registry and its Available, the

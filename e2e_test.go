@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/cli"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
@@ -94,12 +96,14 @@ type expectation struct {
 	route       device.Type // where flagos routes; "" for none
 	flagosDevs  int
 	aliasActive bool
+	aliasOff    bool // FLAGOS_ALIAS_CUDA forbids the alias
 }
 
 func expect(m machine, aliasEnv, backendEnv string) expectation {
 	var e expectation
 	allow, err := alias.ParseEnv(aliasEnv)
 	e.initFails = err != nil
+	e.aliasOff = err == nil && !allow
 	switch backendEnv {
 	case "", "auto":
 		if m.musaDevs > 0 {
@@ -157,6 +161,7 @@ type observed struct {
 	LookupCUDA  device.Type
 	LookupErr   string
 	UseCUDAErr  string // SetCurrent(0) on what Lookup(cuda) gave
+	UseCUDANA   bool   // that error matches cuda.ErrNotAvailable
 	UseCUDAName string // Properties(0).Name on it
 	Original    probe.Result
 	Live        probe.Result
@@ -193,6 +198,7 @@ func TestE2EChild(t *testing.T) {
 		o.LookupCUDA = b.Type()
 		if err := b.SetCurrent(0); err != nil {
 			o.UseCUDAErr = err.Error()
+			o.UseCUDANA = errors.Is(err, cuda.ErrNotAvailable)
 		} else if p, err := b.Properties(0); err == nil {
 			o.UseCUDAName = p.Name
 		}
@@ -327,7 +333,12 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		assert.Equal(t, o.Original, o.Live, "no redirect")
 		assert.Empty(t, o.RedirectBy)
 		if !m.cudaUsable {
-			assert.NotEmpty(t, o.UseCUDAErr, "cuda keeps failing loudly")
+			assert.True(t, o.UseCUDANA, "cuda keeps failing loudly, with cuda.ErrNotAvailable: %s", o.UseCUDAErr)
+			if e.aliasOff && e.flagosDevs > 0 {
+				assert.Contains(t, o.UseCUDAErr, "alias is off (FLAGOS_ALIAS_CUDA=0)", "and says the variable turned the alias off")
+			} else {
+				assert.NotContains(t, o.UseCUDAErr, "alias is off")
+			}
 		} else {
 			assert.Empty(t, o.UseCUDAErr)
 		}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -63,6 +66,8 @@ type shim struct {
 	// aliasErr is the alias step's own error: while it is set, cuda has no
 	// decided meaning and device.Default must not answer.
 	aliasErr error
+	// note is what a failing cuda call adds to its error (see cudaNote).
+	note atomic.Pointer[string]
 }
 
 func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim {
@@ -203,5 +208,13 @@ func (s *shim) installAlias(context.Context) error {
 	}
 	s.log.Debug("alias decided", zap.Bool("active", d.Active), zap.String("from", string(d.From)),
 		zap.String("to", string(d.To)), zap.String("reason", d.Reason))
+	if allow, _ := alias.ParseEnv(os.Getenv(alias.EnvVar)); !allow && !d.Active {
+		flagos := s.probes.Original(string(d.To))
+		if !s.probes.Original(string(d.From)).Available && flagos.Available && flagos.Devices > 0 {
+			note := fmt.Sprintf("The %s->%s alias is off (%s=%s) although %s has %d device(s); unset %s to run %s code on %s.",
+				d.From, d.To, alias.EnvVar, strings.TrimSpace(os.Getenv(alias.EnvVar)), d.To, flagos.Devices, alias.EnvVar, d.From, d.To)
+			s.note.Store(&note)
+		}
+	}
 	return nil
 }
