@@ -74,9 +74,11 @@ fi
 
 status=0
 summary=()
+binlogs=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .test)
 	log="$logs/$name.log"
+	binlogs+=("$log")
 	dir=.gpu
 	args=()
 	case $name in
@@ -98,5 +100,5 @@ done
 echo
 echo "== summary"
 for s in "${summary[@]}"; do echo "$s"; done
-grep -h -E -- '^--- (FAIL|PASS)|^Benchmark' "$logs"/*.log | sed 's/^/  /'
+grep -h -E -- '^--- (FAIL|PASS)|^Benchmark' "${binlogs[@]}" | sed 's/^/  /'
 exit $status
