@@ -244,7 +244,6 @@ func hookScope(t *testing.T, h *Harness, _ Backend) {
 	hooks := device.NewHooks()
 	b := h.NewWith(h.childSpec(), hooks, nil)
 	assert.Same(t, hooks, b.Hooks())
-	live := func() int { return 0 }
 	var ev events
 	var seen []device.Module
 	_, err := hooks.Register(device.Hook{
@@ -261,7 +260,7 @@ func hookScope(t *testing.T, h *Harness, _ Backend) {
 
 	plain, err := b.LoadModule(0, []byte(AddImage), "plain")
 	require.NoError(t, err)
-	live = counter(t, "fake_live_modules")
+	live := counter(t, "fake_live_modules")
 	assert.Nil(t, hooks.Applied(plain))
 	assert.Empty(t, ev.take(), "the hook does not run on a module without its globals")
 
@@ -309,7 +308,7 @@ func hookFailure(t *testing.T, h *Harness, _ Backend) {
 	reg("A", func(device.Module) error { return nil })
 	reg("B", func(m device.Module) error {
 		if m.Label() == "bad" {
-			return errors.New("B refuses")
+			return errors.New("hook B refuses")
 		}
 		return nil
 	})
