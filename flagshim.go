@@ -63,8 +63,9 @@ type shim struct {
 	log    *zap.Logger
 	report *Report
 	err    error
-	// aliasErr is the alias step's own error: while it is set, cuda has no
-	// decided meaning and device.Default must not answer.
+	// aliasErr is the alias step's own error, or errAliasNotRun until the
+	// step has run: while it is set, cuda has no decided meaning and
+	// device.Default must not answer.
 	aliasErr error
 	// note is what a failing cuda call adds to its error (see cudaNote).
 	note atomic.Pointer[string]
@@ -81,7 +82,8 @@ func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim 
 			phases.Phase{Name: PhaseVendorCompat, After: []string{PhaseDrivers}},
 			phases.Phase{Name: PhaseEcosystem, After: []string{PhaseVendorCompat}},
 		),
-		report: &Report{},
+		report:   &Report{},
+		aliasErr: errAliasNotRun,
 	}
 	// flagshim's own steps come first in their phases; plugin steps follow
 	// in the order they are added.
@@ -142,9 +144,14 @@ func (s *shim) init(ctx context.Context, opts ...Option) (*Report, error) {
 	return s.report, s.err
 }
 
+// errAliasNotRun stands for the alias decision until its step has run (a
+// cancelled Init may never run it).
+var errAliasNotRun = errors.New("the ecosystem/alias step did not run")
+
 func (s *shim) initForDefault() error {
-	if _, err := s.init(context.Background()); err != nil && s.aliasErr != nil {
-		return fmt.Errorf("flagshim: the cuda alias could not be decided: %w", s.aliasErr)
+	_, err := s.init(context.Background())
+	if s.aliasErr != nil {
+		return fmt.Errorf("flagshim: the cuda alias could not be decided, so device.Default will not answer: %w", errors.Join(s.aliasErr, err))
 	}
 	return nil
 }

@@ -205,3 +205,20 @@ func TestBadLogLevelIsReportedAndInitGoesOn(t *testing.T) {
 	assert.ErrorContains(t, err, `FLAGOS_LOG="loud"`)
 	assert.True(t, rep.Alias.Active, "a bad log level does not stop the plan")
 }
+
+// An Init whose context is cancelled before the ecosystem phase never
+// decides the alias; device.Default must then refuse to answer rather than
+// give cuda without a decision.
+func TestCancelledInitLeavesDefaultRefusing(t *testing.T) {
+	t.Setenv(alias.EnvVar, "")
+	s := newTestShim(t, noCUDA, flagos2)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, s.addStep(PhaseVendorCompat, "cancel", func(context.Context) error { cancel(); return nil }))
+	_, err := s.init(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+
+	err = s.initForDefault()
+	require.ErrorIs(t, err, errAliasNotRun)
+	assert.ErrorContains(t, err, "will not answer")
+	assert.Empty(t, s.devs.Aliases())
+}
