@@ -1,0 +1,73 @@
+package flagshim_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/alias"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/phases"
+	"github.com/flagos-ai/flagshim/probe"
+)
+
+// The public contract of DESIGN.md, checked by the compiler: other code and
+// acceptance checks rely on these names and signatures, so a change to any of
+// them breaks this file's build before it breaks someone else's.
+var (
+	_                                                                     = probe.Result{Available: true, Devices: 1, Reason: ""}
+	_ probe.Func                                                          = func() probe.Result { return probe.Result{} }
+	_ func() *probe.Registry                                              = probe.New
+	_ *probe.Registry                                                     = probe.Default
+	_ func(*probe.Registry, string, probe.Func) error                     = (*probe.Registry).Register
+	_ func(*probe.Registry, string, string, probe.Func) (func(), error)   = (*probe.Registry).Redirect
+	_ func(*probe.Registry, string) probe.Result                          = (*probe.Registry).Live
+	_ func(*probe.Registry, string) probe.Result                          = (*probe.Registry).Original
+	_ func(*probe.Registry, string) []string                              = (*probe.Registry).RedirectedBy
+	_                                                                     = [4]device.Type{device.CPU, device.CUDA, device.MUSA, device.FlagOS}
+	_                                                                     = device.Device{Type: device.CUDA, Index: -1}
+	_ func(device.Device) string                                          = device.Device.String
+	_                                                                     = device.Properties{Name: "", Vendor: "", UUID: "", TotalMemory: 0, Major: 0, Minor: 0, MultiProcessors: 0}
+	_ func() *device.Registry                                             = device.NewRegistry
+	_ *device.Registry                                                    = device.Default
+	_ func(*device.Registry, device.Backend) error                        = (*device.Registry).Register
+	_ func(*device.Registry, device.Type) (device.Backend, error)         = (*device.Registry).Lookup
+	_ func(*device.Registry, device.Type) device.Type                     = (*device.Registry).Resolve
+	_ func(*device.Registry, device.Type, device.Type) (func(), error)    = (*device.Registry).Alias
+	_ func(*device.Registry, string) (device.Device, error)               = (*device.Registry).Parse
+	_ func(string) (device.Device, error)                                 = device.Parse
+	_ func(device.Type) (device.Backend, error)                           = device.Lookup
+	_ func(device.Backend) error                                          = device.Register
+	_                                                                     = alias.EnvVar == "FLAGOS_ALIAS_CUDA"
+	_                                                                     = alias.Decision{Active: false, From: device.CUDA, To: device.FlagOS, Reason: ""}
+	_ func(*probe.Registry, string) (alias.Decision, error)               = alias.Decide
+	_ func(*device.Registry, *probe.Registry) (alias.Decision, error)     = alias.Install
+	_ func(context.Context, ...flagshim.Option) (*flagshim.Report, error) = flagshim.Init
+	_ func(string, string, func(context.Context) error) error             = flagshim.AddStep
+	_                                                                     = flagshim.Report{Phases: []phases.Result{}, Alias: alias.Decision{}}
+)
+
+// The Backend interface has exactly the contract's methods (a type with only
+// these satisfies it).
+var _ device.Backend = contractBackend{}
+
+type contractBackend struct{}
+
+func (contractBackend) Type() device.Type                         { return device.CPU }
+func (contractBackend) Available() probe.Result                   { return probe.Result{} }
+func (contractBackend) DeviceCount() (int, error)                 { return 0, nil }
+func (contractBackend) Current() (int, error)                     { return 0, nil }
+func (contractBackend) SetCurrent(int) error                      { return nil }
+func (contractBackend) Synchronize(int) error                     { return nil }
+func (contractBackend) Properties(int) (device.Properties, error) { return device.Properties{}, nil }
+
+// The contract's values, which the compiler cannot check.
+func TestContractValues(t *testing.T) {
+	assert.Equal(t, "FLAGOS_ALIAS_CUDA", alias.EnvVar)
+	assert.Equal(t, []device.Type{"cpu", "cuda", "musa", "flagos"}, []device.Type{device.CPU, device.CUDA, device.MUSA, device.FlagOS})
+	assert.Equal(t, []string{"drivers", "vendor_compat", "ecosystem"}, []string{flagshim.PhaseDrivers, flagshim.PhaseVendorCompat, flagshim.PhaseEcosystem})
+	assert.Equal(t, "cuda", device.Device{Type: device.CUDA, Index: -1}.String())
+	assert.Equal(t, "flagos:1", device.Device{Type: device.FlagOS, Index: 1}.String())
+}
