@@ -56,6 +56,9 @@ func writeInfo(w io.Writer, s snapshot) error {
 			if p.MultiProcessors > 0 {
 				line += fmt.Sprintf("\t%d SMs", p.MultiProcessors)
 			}
+			if p.PCIBusID != "" {
+				line += "\tpci " + p.PCIBusID
+			}
 			if p.UUID != "" {
 				line += "\t" + p.UUID
 			}

@@ -27,16 +27,17 @@ type aliasJSON struct {
 }
 
 type backendJSON struct {
-	Type          device.Type   `json:"type"`
-	Available     bool          `json:"available"`
-	Devices       int           `json:"devices"`
-	Reason        string        `json:"reason"`
-	Library       string        `json:"library"`
-	DriverVersion string        `json:"driver_version"`
-	RoutesTo      device.Type   `json:"routes_to,omitempty"`
-	Attempts      []attemptJSON `json:"attempts"`
-	Properties    []propsJSON   `json:"properties"`
-	Error         string        `json:"error,omitempty"`
+	Type          device.Type       `json:"type"`
+	Available     bool              `json:"available"`
+	Devices       int               `json:"devices"`
+	Reason        string            `json:"reason"`
+	Library       string            `json:"library"`
+	DriverVersion string            `json:"driver_version"`
+	RoutesTo      device.Type       `json:"routes_to,omitempty"`
+	Attempts      []attemptJSON     `json:"attempts"`
+	Properties    []propsJSON       `json:"properties"`
+	Extra         map[string]string `json:"extra,omitempty"` // the driver's own facts: symbols chosen, features missing, visible devices
+	Error         string            `json:"error,omitempty"`
 }
 
 type attemptJSON struct {
@@ -53,6 +54,13 @@ type propsJSON struct {
 	Major           int    `json:"major"`
 	Minor           int    `json:"minor"`
 	MultiProcessors int    `json:"multiprocessors"`
+	PCIBusID        string `json:"pci_bus_id,omitempty"`
+}
+
+// pciBusIDer is implemented by the vendor drivers where the driver library
+// can say where a device sits on the PCI bus.
+type pciBusIDer interface {
+	PCIBusID(index int) (string, error)
 }
 
 type resultJSON struct {
@@ -133,6 +141,7 @@ func describeBackend(b device.Backend) backendJSON {
 	if d, ok := b.(device.Describer); ok {
 		info := d.Describe()
 		out.Library, out.DriverVersion, out.RoutesTo = info.Library, info.DriverVersion, info.RoutesTo
+		out.Extra = info.Extra
 		for _, a := range info.Attempts {
 			out.Attempts = append(out.Attempts, attemptJSON(a))
 		}
@@ -146,10 +155,14 @@ func describeBackend(b device.Backend) backendJSON {
 			out.Error = fmt.Sprintf("properties of device %d: %v", i, err)
 			break
 		}
-		out.Properties = append(out.Properties, propsJSON{
+		pj := propsJSON{
 			Index: i, Name: p.Name, Vendor: p.Vendor, UUID: p.UUID, TotalMemory: p.TotalMemory,
 			Major: p.Major, Minor: p.Minor, MultiProcessors: p.MultiProcessors,
-		})
+		}
+		if pci, ok := b.(pciBusIDer); ok {
+			pj.PCIBusID, _ = pci.PCIBusID(i) // optional: "" where the driver lacks the symbol
+		}
+		out.Properties = append(out.Properties, pj)
 	}
 	return out
 }
