@@ -22,6 +22,7 @@ import (
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/cli"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -54,11 +55,8 @@ func buildFakes(t *testing.T) {
 		fakes.missing = filepath.Join(dir, "empty")
 		require.NoError(t, os.MkdirAll(lib, 0o755))
 		require.NoError(t, os.MkdirAll(fakes.missing, 0o755))
-		inc := "-I" + dltest.Abs(t, "internal/gpudrv/testdata")
-		cuda := filepath.Join(lib, "libcuda.so.1")
-		musa := filepath.Join(lib, "libmusa.so.1")
-		dltest.BuildLib(t, cuda, "libcuda.so.1", []string{dltest.Abs(t, "drivers/cuda/testdata/fake_libcuda.c")}, inc)
-		dltest.BuildLib(t, musa, "libmusa.so.1", []string{dltest.Abs(t, "drivers/musa/testdata/fake_libmusa.c")}, inc)
+		cuda := gpudrvtest.BuildFake(t, "cuda", lib)
+		musa := gpudrvtest.BuildFake(t, "musa", lib)
 		fakes.cuda, fakes.musa = cuda, musa
 	})
 	if fakes.cuda == "" {

@@ -15,7 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flagos-ai/flagshim/internal/cli"
-	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
@@ -72,13 +72,10 @@ func TestScripts(t *testing.T) {
 const fakesDir = "/tmp/flagshim-cli-fakes"
 
 func buildFakes(t *testing.T) (cuda, musa string) {
-	srcs := map[string]string{
-		"libcuda.so.1": dltest.Abs(t, "../../drivers/cuda/testdata/fake_libcuda.c"),
-		"libmusa.so.1": dltest.Abs(t, "../../drivers/musa/testdata/fake_libmusa.c"),
-	}
-	header := dltest.Abs(t, "../../internal/gpudrv/testdata/fake_common.h")
+	cudaSrc, inc := gpudrvtest.FakeSources(t, "cuda")
+	musaSrc, _ := gpudrvtest.FakeSources(t, "musa")
 	h := sha256.New()
-	for _, f := range []string{srcs["libcuda.so.1"], srcs["libmusa.so.1"], header} {
+	for _, f := range []string{cudaSrc, musaSrc, filepath.Join(inc, "fake_common.h")} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -98,9 +95,8 @@ func buildFakes(t *testing.T) (cuda, musa string) {
 		if err := os.Chmod(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, src := range srcs {
-			dltest.BuildLib(t, filepath.Join(tmp, name), name, []string{src}, "-I"+filepath.Dir(header))
-		}
+		gpudrvtest.BuildFake(t, "cuda", tmp)
+		gpudrvtest.BuildFake(t, "musa", tmp)
 		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) && !errors.Is(err, syscall.ENOTEMPTY) {
 			t.Fatal(err)
 		}

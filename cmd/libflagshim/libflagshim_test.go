@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
 )
 
 func TestPut(t *testing.T) {
@@ -190,12 +191,7 @@ func buildCheck(t *testing.T) string {
 // and returns its path.
 func buildFake(t *testing.T, vendor string) string {
 	t.Helper()
-	soname := "lib" + vendor + ".so.1"
-	out := filepath.Join(dltest.PrivateDir(t), soname)
-	dltest.BuildLib(t, out, soname,
-		[]string{dltest.Abs(t, "../../drivers/"+vendor+"/testdata/fake_lib"+vendor+".c")},
-		"-I"+dltest.Abs(t, "../../internal/gpudrv/testdata"))
-	return out
+	return gpudrvtest.BuildFake(t, vendor, dltest.PrivateDir(t))
 }
 
 // runCheck runs check with args in an environment scrubbed of flagshim's
