@@ -27,7 +27,7 @@ var allowedImports = map[string][]string{
 	"drivers/musa":     {"device", "probe", "internal/dl", "internal/gpudrv"},
 	"drivers/flagos":   {"device", "probe"},
 	"alias":            {"device", "probe"},
-	"plugins/nvshmem":  {"device", "probe", "internal/dl"},
+	"plugins/nvshmem":  {"device", "probe", "internal/dl", "drivers/cuda"},
 	"":                 {"probe", "device", "phases", "alias", "internal/logging", "drivers/cuda", "drivers/musa", "drivers/flagos"},
 	"internal/cli":     {"", "probe", "device", "alias", "internal/logging"},
 }

@@ -42,3 +42,13 @@ func defaultSpec() dl.Spec {
 		Dirs:    []string{"/usr/local/nvidia/lib64", gpudrv.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
 	}
 }
+
+// LibrarySpec is how this package looks for libcuda. Code that must open the
+// same library itself (plugins/nvshmem makes a primary context current around
+// NVSHMEM calls) uses it, so both always open the same file, override and
+// search alike. getenv nil means os.Getenv.
+func LibrarySpec(getenv func(string) string) dl.Spec {
+	s := defaultSpec()
+	s.Getenv = getenv
+	return s
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
@@ -16,17 +17,6 @@ type cudaCtx struct {
 	lib                                     *dl.Library
 	init, deviceGet, retain, getCur, setCur uintptr
 	ctx                                     uintptr // the retained primary context
-}
-
-// cudaSpec mirrors drivers/cuda's search, so both open the same libcuda.
-func cudaSpec(getenv func(string) string) dl.Spec {
-	return dl.Spec{
-		Name:    "libcuda",
-		EnvVar:  "FLAGOS_LIBCUDA_PATH",
-		Sonames: []string{"libcuda.so.1", "libcuda.so"},
-		Dirs:    []string{"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"},
-		Getenv:  getenv,
-	}
 }
 
 func cuErr(fn string, r uintptr) error {
@@ -42,7 +32,7 @@ func (l *Lib) context() (*cudaCtx, error) {
 	if l.cu != nil {
 		return l.cu, nil
 	}
-	lib, err := dl.Open(cudaSpec(l.opts.getenv))
+	lib, err := dl.Open(cuda.LibrarySpec(l.opts.getenv))
 	if err != nil {
 		return nil, fmt.Errorf("nvshmem: a CUDA context is needed: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
@@ -34,7 +35,7 @@ func (c *rawCUDA) check(fn string, r uintptr) {
 }
 
 func openRawCUDA(t *testing.T) *rawCUDA {
-	lib, err := dl.Open(cudaSpec(os.Getenv))
+	lib, err := dl.Open(cuda.LibrarySpec(os.Getenv))
 	require.NoError(t, err)
 	sym := func(names ...string) uintptr {
 		a, _, err := lib.SymAny(names...)
