@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/drivers/musa"
@@ -17,10 +18,10 @@ import (
 func (s *shim) driverSteps() []step {
 	return []step{
 		{PhaseDrivers, string(device.CUDA), func(context.Context) error {
-			return s.registerBackend(cuda.New(cuda.WithLogger(s.log), cuda.WithUnavailableNote(s.cudaNote)))
+			return s.registerBackend(cuda.New(driver.WithLogger(s.log), driver.WithUnavailableNote(s.cudaNote)))
 		}},
 		{PhaseDrivers, string(device.MUSA), func(context.Context) error {
-			return s.registerBackend(musa.New(musa.WithLogger(s.log)))
+			return s.registerBackend(musa.New(driver.WithLogger(s.log)))
 		}},
 		{PhaseDrivers, string(device.FlagOS), func(context.Context) error {
 			return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log)))

@@ -207,21 +207,20 @@ func (s *shim) logProbes() {
 }
 
 func (s *shim) installAlias(context.Context) error {
-	d, err := alias.Install(s.devs, s.probes)
+	env := os.Getenv(alias.EnvVar)
+	d, _, err := alias.Install(s.devs, s.probes, env)
 	s.report.Alias = d
 	s.aliasErr = err
 	if err != nil {
 		return err
 	}
-	s.log.Debug("alias decided", zap.Bool("active", d.Active), zap.String("from", string(d.From)),
-		zap.String("to", string(d.To)), zap.String("reason", d.Reason))
-	if allow, _ := alias.ParseEnv(os.Getenv(alias.EnvVar)); !allow && !d.Active {
+	s.log.Debug("alias decided", zap.Bool("active", d.Active), zap.Bool("blocked", d.Blocked),
+		zap.String("from", string(d.From)), zap.String("to", string(d.To)), zap.String("reason", d.Reason))
+	if d.Blocked {
 		flagos := s.probes.Original(string(d.To))
-		if !s.probes.Original(string(d.From)).Available && flagos.Available && flagos.Devices > 0 {
-			note := fmt.Sprintf("The %s->%s alias is off (%s=%s) although %s has %d device(s); unset %s to run %s code on %s.",
-				d.From, d.To, alias.EnvVar, strings.TrimSpace(os.Getenv(alias.EnvVar)), d.To, flagos.Devices, alias.EnvVar, d.From, d.To)
-			s.note.Store(&note)
-		}
+		note := fmt.Sprintf("The %s->%s alias is off (%s=%s) although %s has %d device(s); unset %s to run %s code on %s.",
+			d.From, d.To, alias.EnvVar, strings.TrimSpace(env), d.To, flagos.Devices, alias.EnvVar, d.From, d.To)
+		s.note.Store(&note)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package alias
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,11 +20,15 @@ const Writer = "alias"
 // ErrBadEnv is returned for a FLAGOS_ALIAS_CUDA value that is neither on nor off.
 var ErrBadEnv = errors.New("alias: invalid " + EnvVar)
 
-// Decision is the outcome of the alias rule.
+// Decision is the outcome of the alias rule. From and To name the alias the
+// rule is about (cuda and flagos) whether or not it is active.
 type Decision struct {
 	Active   bool
 	From, To device.Type
 	Reason   string // one sentence a user can act on
+	// Blocked: the alias would be active but FLAGOS_ALIAS_CUDA forbids it
+	// (no usable CUDA, flagos has devices, the variable says 0/off).
+	Blocked bool
 }
 
 // ParseEnv reads a FLAGOS_ALIAS_CUDA value: unset or empty, 1, true, on and
@@ -66,6 +69,7 @@ func Decide(probes *probe.Registry, env string) (Decision, error) {
 		return d, nil
 	}
 	if !allow {
+		d.Blocked = true
 		d.Reason = fmt.Sprintf("no usable CUDA runtime (%s) and flagos has %s, but %s=%s turns the alias off; cuda keeps failing. Unset it to let cuda mean flagos.",
 			describe(cuda), devices(flagos.Devices), EnvVar, strings.TrimSpace(env))
 		return d, nil
@@ -93,73 +97,47 @@ func devices(n int) string {
 	return fmt.Sprintf("%d devices", n)
 }
 
-// installed remembers what Install applied to a pair of registries, so that a
-// second Install changes nothing and Uninstall can undo it.
-type installed struct {
-	decision Decision
-	restores []func()
-}
-
-type pair struct {
-	devs   *device.Registry
-	probes *probe.Registry
-}
-
-var (
-	installMu sync.Mutex
-	applied   = map[pair]*installed{}
-)
-
-// Install reads FLAGOS_ALIAS_CUDA, decides, and when the decision is active
-// aliases cuda to flagos in devs and redirects the live cuda probe of probes
-// to flagos's answer (writer "alias"). It is idempotent: a second call on the
-// same registries returns the first decision and applies nothing.
-func Install(devs *device.Registry, probes *probe.Registry) (Decision, error) {
+// Install decides with env (FLAGOS_ALIAS_CUDA's raw value, "" when unset;
+// the caller reads the variable) and, when the decision is active, aliases
+// cuda to flagos in devs and redirects the live cuda probe of probes to
+// flagos's answer (writer "alias"). undo removes exactly what this call
+// applied.
+//
+// It is idempotent without global state: on registries that already carry
+// the alias (the live cuda probe redirected by "alias"), it applies nothing
+// and returns the same decision (Decide reads original probes only, so it is
+// the same whenever it runs) with an undo that does nothing.
+func Install(devs *device.Registry, probes *probe.Registry, env string) (d Decision, undo func(), err error) {
+	noop := func() {}
 	if devs == nil || probes == nil {
-		return Decision{}, errors.New("alias: Install needs a device and a probe registry")
+		return Decision{From: device.CUDA, To: device.FlagOS}, noop, errors.New("alias: Install needs a device and a probe registry")
 	}
-	installMu.Lock()
-	defer installMu.Unlock()
-	key := pair{devs, probes}
-	if in, ok := applied[key]; ok {
-		return in.decision, nil
+	d, err = Decide(probes, env)
+	if err != nil || !d.Active || installed(probes, d.From) {
+		return d, noop, err
 	}
-	d, err := Decide(probes, os.Getenv(EnvVar))
+	unalias, err := devs.Alias(d.From, d.To)
 	if err != nil {
-		return d, err
+		return d, noop, fmt.Errorf("alias: cannot make %s mean %s: %w", d.From, d.To, err)
 	}
-	in := &installed{decision: d}
-	if d.Active {
-		unalias, err := devs.Alias(d.From, d.To)
-		if err != nil {
-			return d, fmt.Errorf("alias: cannot make %s mean %s: %w", d.From, d.To, err)
-		}
-		unredirect, err := probes.Redirect(string(d.From), Writer, answerFor(probes, d.To))
-		if err != nil {
-			unalias()
-			return d, fmt.Errorf("alias: cannot redirect the live %s probe: %w", d.From, err)
-		}
-		in.restores = []func(){unredirect, unalias}
+	unredirect, err := probes.Redirect(string(d.From), Writer, answerFor(probes, d.To))
+	if err != nil {
+		unalias()
+		return d, noop, fmt.Errorf("alias: cannot redirect the live %s probe: %w", d.From, err)
 	}
-	applied[key] = in
-	return d, nil
+	var once sync.Once
+	return d, func() { once.Do(func() { unredirect(); unalias() }) }, nil
 }
 
-// Uninstall undoes what Install applied to devs and probes, so a later
-// Install decides afresh. It reports whether anything had been installed.
-func Uninstall(devs *device.Registry, probes *probe.Registry) bool {
-	installMu.Lock()
-	defer installMu.Unlock()
-	key := pair{devs, probes}
-	in, ok := applied[key]
-	if !ok {
-		return false
+// installed reports whether the live probe of from is redirected by the
+// alias already.
+func installed(probes *probe.Registry, from device.Type) bool {
+	for _, by := range probes.RedirectedBy(string(from)) {
+		if by == Writer {
+			return true
+		}
 	}
-	for _, restore := range in.restores {
-		restore()
-	}
-	delete(applied, key)
-	return true
+	return false
 }
 
 // answerFor is the redirected live probe: flagos's original answer, with a

@@ -23,6 +23,7 @@ func (cpuBackend) SetCurrent(index int) error { return cpuIndex(index) }
 
 func (cpuBackend) Synchronize(index int) error { return cpuIndex(index) }
 
+// Properties describe the host: MultiProcessors counts its logical cores.
 func (cpuBackend) Properties(index int) (Properties, error) {
 	if err := cpuIndex(index); err != nil {
 		return Properties{}, err
@@ -34,9 +35,10 @@ func (cpuBackend) Properties(index int) (Properties, error) {
 	}, nil
 }
 
+// cpuIndex accepts 0 and -1 (the current device, which is 0).
 func cpuIndex(index int) error {
-	if index != 0 {
-		return fmt.Errorf("device: cpu has one device, index 0; got %d", index)
+	if index != 0 && index != -1 {
+		return fmt.Errorf("%w: cpu:%d: cpu has one device, index 0 (or -1, the current device)", ErrInvalidIndex, index)
 	}
 	return nil
 }

@@ -43,13 +43,32 @@ type Properties struct {
 
 // Backend is one runtime that can run work: a vendor driver, the virtual
 // flagos device, or the built-in cpu.
+//
+// Device indexes. Every method that takes a device index (here and in the
+// optional interfaces Memory, Compute and Streams) reads -1 as "the current
+// device", the one Current returns, and 0..DeviceCount()-1 as that device.
+// Any other index is an error matching ErrInvalidIndex that names the valid
+// range. Errors match the vendor-neutral sentinels of this package
+// (ErrNotAvailable, ErrInvalidIndex, ErrOutOfMemory, ...) whatever the
+// backend.
+//
+// Optional capabilities are separate interfaces, as database/sql/driver's
+// are: Describer, Memory, Compute, Streams. Ask with a type assertion or
+// with MemoryOf, ComputeOf and StreamsOf.
 type Backend interface {
+	// Type is the backend's device type.
 	Type() Type
+	// Available is the backend's own (original) probe.
 	Available() probe.Result
+	// DeviceCount is the number of devices the backend sees.
 	DeviceCount() (int, error)
+	// Current is the current device's index: 0 until SetCurrent.
 	Current() (int, error)
+	// SetCurrent makes index the current device (-1 leaves it as it is).
 	SetCurrent(index int) error
+	// Synchronize waits for all work queued on device index.
 	Synchronize(index int) error
+	// Properties describes device index.
 	Properties(index int) (Properties, error)
 }
 

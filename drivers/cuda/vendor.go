@@ -2,16 +2,8 @@ package cuda
 
 import (
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/dl"
-	"github.com/flagos-ai/flagshim/internal/gpudrv"
+	"github.com/flagos-ai/flagshim/driver"
 )
-
-// What sets CUDA apart from the other drivers of the cu*/mu* family. The
-// rest of the package (zdriver.go, zfake_test.go) is generated from this
-// file; -version is a driver version number as the driver reports it
-// (testdata's FAKE_DEFAULT_VERSION), for DriverVersion's doc and the fake
-// tests.
-//go:generate go run ../../internal/gpudrv/gen -version 13000
 
 // EnvVar names the variable that overrides the library search with an
 // absolute path.
@@ -21,34 +13,107 @@ const EnvVar = "FLAGOS_LIBCUDA_PATH"
 // reports it (Describe().Extra).
 const VisibleDevicesEnv = "CUDA_VISIBLE_DEVICES"
 
-var vendor = &gpudrv.Vendor{
-	Type:        device.CUDA,
-	Pkg:         "cuda",
-	VendorName:  "NVIDIA",
-	SymPrefix:   "cu",
-	ErrPrefix:   "CUDA_",
-	VisibleEnv:  VisibleDevicesEnv,
-	UUIDPrefix:  "GPU-",
-	VersionBase: 1000,
-	Spec:        defaultSpec(),
-	Errors:      errs,
-}
-
-func defaultSpec() dl.Spec {
-	return dl.Spec{
+// Vendor is the CUDA driver API (libcuda.so.1, cu*) as data for the driver
+// core.
+var Vendor = &driver.Vendor{
+	Type: device.CUDA,
+	Name: "NVIDIA",
+	Library: driver.Library{
 		Name:    "libcuda",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libcuda.so.1", "libcuda.so"},
-		Dirs:    []string{"/usr/local/nvidia/lib64", gpudrv.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
+		Dirs:    []string{"/usr/local/nvidia/lib64", driver.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
+	},
+	Symbols:     Symbols("cu"),
+	Narrow:      Narrow("cu"),
+	Results:     Results("CUDA_"),
+	ErrorPrefix: "CUDA_",
+	ErrorText:   driver.ErrorTextOut,
+	Attributes:  Attributes,
+	Context:     driver.PrimaryContext,
+	JIT:         driver.JITOptions{ErrorLogBuffer: 5, ErrorLogBufferSize: 6}, // CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES)
+	VersionBase: 1000,                                                        // 13000 is 13.0
+	UUIDPrefix:  "GPU-",
+	VisibleEnv:  []string{VisibleDevicesEnv},
+}
+
+// Attributes are CUdevice_attribute's numbers (MUdevice_attribute has the
+// same).
+var Attributes = driver.Attributes{
+	MultiprocessorCount:    16, // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	ComputeCapabilityMajor: 75, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	ComputeCapabilityMinor: 76, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+}
+
+// New returns a CUDA backend (driver.New(Vendor, opts...)). It does no I/O.
+func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }
+
+// Symbols is the CUDA driver API's symbol table with prefix in place of
+// "cu": each operation's names, the versioned (newest) first. MUSA's driver
+// API mirrors it with "mu".
+func Symbols(prefix string) map[driver.Op][]string {
+	names := func(ns ...string) []string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = prefix + n
+		}
+		return out
+	}
+	return map[driver.Op][]string{
+		driver.OpInit:            names("Init"),
+		driver.OpDriverVersion:   names("DriverGetVersion"),
+		driver.OpDeviceCount:     names("DeviceGetCount"),
+		driver.OpDeviceGet:       names("DeviceGet"),
+		driver.OpDeviceName:      names("DeviceGetName"),
+		driver.OpDeviceTotalMem:  names("DeviceTotalMem_v2", "DeviceTotalMem"),
+		driver.OpDeviceAttribute: names("DeviceGetAttribute"),
+		driver.OpDeviceUUID:      names("DeviceGetUuid_v2", "DeviceGetUuid"),
+		driver.OpDevicePCIBusID:  names("DeviceGetPCIBusId"),
+		driver.OpErrorName:       names("GetErrorName"),
+		driver.OpErrorString:     names("GetErrorString"),
+
+		driver.OpPrimaryCtxRetain: names("DevicePrimaryCtxRetain"),
+		driver.OpCtxSetCurrent:    names("CtxSetCurrent"),
+		driver.OpCtxGetCurrent:    names("CtxGetCurrent"),
+		driver.OpSynchronize:      names("CtxSynchronize"),
+
+		driver.OpMemGetInfo:   names("MemGetInfo_v2", "MemGetInfo"),
+		driver.OpMemAlloc:     names("MemAlloc_v2", "MemAlloc"),
+		driver.OpMemFree:      names("MemFree_v2", "MemFree"),
+		driver.OpMemcpyHtoD:   names("MemcpyHtoD_v2", "MemcpyHtoD"),
+		driver.OpMemcpyDtoH:   names("MemcpyDtoH_v2", "MemcpyDtoH"),
+		driver.OpMemHostAlloc: names("MemHostAlloc"),
+		driver.OpMemFreeHost:  names("MemFreeHost"),
+
+		driver.OpModuleLoadDataEx:  names("ModuleLoadDataEx"),
+		driver.OpModuleLoadData:    names("ModuleLoadData"),
+		driver.OpModuleUnload:      names("ModuleUnload"),
+		driver.OpModuleGetFunction: names("ModuleGetFunction"),
+		driver.OpModuleGetGlobal:   names("ModuleGetGlobal_v2", "ModuleGetGlobal"),
+		driver.OpLaunchKernel:      names("LaunchKernel"),
+
+		driver.OpStreamCreate:      names("StreamCreate"),
+		driver.OpStreamSynchronize: names("StreamSynchronize"),
+		driver.OpStreamDestroy:     names("StreamDestroy_v2", "StreamDestroy"),
+		driver.OpStreamWaitEvent:   names("StreamWaitEvent"),
+		driver.OpMemcpyHtoDAsync:   names("MemcpyHtoDAsync_v2", "MemcpyHtoDAsync"),
+		driver.OpMemcpyDtoHAsync:   names("MemcpyDtoHAsync_v2", "MemcpyDtoHAsync"),
+		driver.OpEventCreate:       names("EventCreate"),
+		driver.OpEventRecord:       names("EventRecord"),
+		driver.OpEventSynchronize:  names("EventSynchronize"),
+		driver.OpEventElapsedTime:  names("EventElapsedTime_v2", "EventElapsedTime"),
+		driver.OpEventDestroy:      names("EventDestroy_v2", "EventDestroy"),
 	}
 }
 
-// LibrarySpec is how this package looks for libcuda. Code that must open the
-// same library itself (plugins/nvshmem makes a primary context current around
-// NVSHMEM calls) uses it, so both always open the same file, override and
-// search alike. getenv nil means os.Getenv.
-func LibrarySpec(getenv func(string) string) dl.Spec {
-	s := defaultSpec()
-	s.Getenv = getenv
-	return s
+// Narrow lists the legacy unversioned functions whose sizes and device
+// addresses are 32-bit (cuMemAlloc before cuMemAlloc_v2), with prefix in
+// place of "cu".
+func Narrow(prefix string) []string {
+	var out []string
+	for _, n := range []string{"DeviceTotalMem", "MemGetInfo", "MemAlloc", "MemFree", "MemcpyHtoD", "MemcpyDtoH",
+		"ModuleGetGlobal", "MemcpyHtoDAsync", "MemcpyDtoHAsync"} {
+		out = append(out, prefix+n)
+	}
+	return out
 }

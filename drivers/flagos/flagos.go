@@ -28,8 +28,6 @@ var (
 	// name (flagos and cpu are refused too). Such errors also wrap ErrNoRoute
 	// when they come from Route.
 	ErrBadChoice = errors.New("flagos: invalid " + EnvVar)
-	// ErrIndex: a device index outside 0..DeviceCount()-1.
-	ErrIndex = errors.New("index out of range")
 )
 
 // autoOrder is the preference of FLAGOS_BACKEND=auto.
@@ -126,7 +124,7 @@ func (b *Backend) decided() *route {
 }
 
 func (b *Backend) decide() {
-	r := b.compute()
+	r := b.computeRoute()
 	b.r = r
 	fields := []zap.Field{zap.String("choice", r.choice), zap.String("routed", string(r.typ)), zap.String("reason", r.why)}
 	if r.err != nil {
@@ -135,7 +133,7 @@ func (b *Backend) decide() {
 	b.log.Debug("flagos route decided", fields...)
 }
 
-func (b *Backend) compute() *route {
+func (b *Backend) computeRoute() *route {
 	raw := b.getenv(EnvVar)
 	auto, name, err := ParseChoice(raw)
 	if err != nil {
@@ -328,6 +326,11 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 	if err != nil {
 		return device.Properties{}, r.wrap("properties", index, err)
 	}
+	if index < 0 {
+		if index, err = r.to.Current(); err != nil {
+			return device.Properties{}, r.wrap("properties", -1, err)
+		}
+	}
 	tag := device.Device{Type: r.typ, Index: index}.String()
 	if p.Name == "" {
 		p.Name = tag
@@ -355,13 +358,15 @@ func (b *Backend) Describe() device.Info {
 	return info
 }
 
-// check returns the route for a call on device index.
+// check returns the route for a call on device index: 0..count-1, or -1
+// for the current device, which is passed on as -1 (the vendor's current
+// device is flagos's).
 func (b *Backend) check(index int) (*route, error) {
 	r := b.decided()
 	if r.err != nil {
 		return nil, r.err
 	}
-	if index < 0 || index >= r.count {
+	if index < -1 || index >= r.count {
 		return nil, r.rangeError(index)
 	}
 	return r, nil
@@ -369,20 +374,27 @@ func (b *Backend) check(index int) (*route, error) {
 
 func (r *route) rangeError(index int) error {
 	if r.count == 0 {
-		return fmt.Errorf("flagos:%d: %w, flagos has no devices through %s", index, ErrIndex, r.typ)
+		return fmt.Errorf("%w: flagos:%d: flagos has no devices through %s", device.ErrInvalidIndex, index, r.typ)
 	}
 	noun := "devices"
 	if r.count == 1 {
 		noun = "device"
 	}
-	return fmt.Errorf("flagos:%d: %w, flagos has %d %s (0..%d) through %s", index, ErrIndex, r.count, noun, r.count-1, r.typ)
+	return fmt.Errorf("%w: flagos:%d: flagos has %d %s (0..%d, or -1 for the current device) through %s",
+		device.ErrInvalidIndex, index, r.count, noun, r.count-1, r.typ)
 }
 
 func (r *route) wrap(op string, index int, err error) error {
+	if index < 0 {
+		return fmt.Errorf("flagos (%s, current device): %s: %w", r.typ, op, err)
+	}
 	return fmt.Errorf("flagos:%d (%s:%d): %s: %w", index, r.typ, index, op, err)
 }
 
 var (
 	_ device.Backend   = (*Backend)(nil)
 	_ device.Describer = (*Backend)(nil)
+	_ device.Memory    = (*Backend)(nil)
+	_ device.Compute   = (*Backend)(nil)
+	_ device.Streams   = (*Backend)(nil)
 )

@@ -2,16 +2,9 @@ package musa
 
 import (
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/dl"
-	"github.com/flagos-ai/flagshim/internal/gpudrv"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
 )
-
-// What sets MUSA apart from the other drivers of the cu*/mu* family. The
-// rest of the package (zdriver.go, zfake_test.go) is generated from this
-// file; -version is a driver version number as the driver reports it
-// (testdata's FAKE_DEFAULT_VERSION), for DriverVersion's doc and the fake
-// tests.
-//go:generate go run ../../internal/gpudrv/gen -version 30100
 
 // EnvVar names the variable that overrides the library search with an
 // absolute path.
@@ -21,24 +14,30 @@ const EnvVar = "FLAGOS_LIBMUSA_PATH"
 // reports it (Describe().Extra).
 const VisibleDevicesEnv = "MUSA_VISIBLE_DEVICES"
 
-var vendor = &gpudrv.Vendor{
-	Type:        device.MUSA,
-	Pkg:         "musa",
-	VendorName:  "Moore Threads",
-	SymPrefix:   "mu",
-	ErrPrefix:   "MUSA_",
-	VisibleEnv:  VisibleDevicesEnv,
-	UUIDPrefix:  "",
-	VersionBase: 10000,
-	Spec:        defaultSpec(),
-	Errors:      errs,
-}
-
-func defaultSpec() dl.Spec {
-	return dl.Spec{
+// Vendor is the MUSA driver API (libmusa.so.1, mu*) as data for the driver
+// core. It mirrors CUDA's: the same functions with the mu prefix, the same
+// result numbers with MUSA_, the same attribute and JIT option numbers; its
+// version encodes major*10000 + minor*100.
+var Vendor = &driver.Vendor{
+	Type: device.MUSA,
+	Name: "Moore Threads",
+	Library: driver.Library{
 		Name:    "libmusa",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libmusa.so.1", "libmusa.so"},
 		Dirs:    []string{"/usr/local/musa/lib", "/usr/local/musa/lib64", "/opt/musa/lib*"},
-	}
+	},
+	Symbols:     cuda.Symbols("mu"),
+	Narrow:      cuda.Narrow("mu"),
+	Results:     cuda.Results("MUSA_"),
+	ErrorPrefix: "MUSA_",
+	ErrorText:   driver.ErrorTextOut,
+	Attributes:  cuda.Attributes,
+	Context:     driver.PrimaryContext,
+	JIT:         cuda.Vendor.JIT,
+	VersionBase: 10000, // 30100 is 3.1
+	VisibleEnv:  []string{VisibleDevicesEnv},
 }
+
+// New returns a MUSA backend (driver.New(Vendor, opts...)). It does no I/O.
+func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }

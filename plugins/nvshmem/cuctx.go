@@ -2,92 +2,27 @@ package nvshmem
 
 import (
 	"fmt"
-	"runtime"
-	"unsafe"
 
-	"github.com/ebitengine/purego"
-
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
-	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
-// cudaCtx is the little of the CUDA driver API the plugin needs to make its
-// device's primary context current around NVSHMEM calls.
-type cudaCtx struct {
-	lib                                     *dl.Library
-	init, deviceGet, retain, getCur, setCur uintptr
-	ctx                                     uintptr // the retained primary context
-}
+// WithCUDA sets the CUDA backend whose device context is made current around
+// NVSHMEM calls (flagshim's own, say). The default is a backend of the
+// plugin's own, cuda.New with the plugin's getenv: it opens the same libcuda
+// the process already uses (the loader hands back the loaded library).
+func WithCUDA(b *driver.Backend) Option { return func(o *options) { o.cuda = b } }
 
-func cuErr(fn string, r uintptr) error {
-	if int32(uint32(r)) != 0 {
-		return fmt.Errorf("nvshmem: %s returned CUresult %d", fn, int32(uint32(r)))
-	}
-	return nil
-}
-
-// context opens libcuda and retains the device's primary context, once;
-// l.mu held.
-func (l *Lib) context() (*cudaCtx, error) {
-	if l.cu != nil {
-		return l.cu, nil
-	}
-	lib, err := dl.Open(cuda.LibrarySpec(l.opts.getenv))
-	if err != nil {
-		return nil, fmt.Errorf("nvshmem: a CUDA context is needed: %w", err)
-	}
-	c := &cudaCtx{lib: lib}
-	for _, s := range []struct {
-		p     *uintptr
-		names []string
-	}{
-		{&c.init, []string{"cuInit"}},
-		{&c.deviceGet, []string{"cuDeviceGet"}},
-		{&c.retain, []string{"cuDevicePrimaryCtxRetain"}},
-		{&c.getCur, []string{"cuCtxGetCurrent"}},
-		{&c.setCur, []string{"cuCtxSetCurrent"}},
-	} {
-		if *s.p, _, err = lib.SymAny(s.names...); err != nil {
-			return nil, fmt.Errorf("nvshmem: %w", err)
-		}
-	}
-	if err := cuErr("cuInit", call1(c.init, 0)); err != nil {
-		return nil, err
-	}
-	var dev int32
-	if err := cuErr("cuDeviceGet", call1(c.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(l.opts.device))); err != nil {
-		return nil, fmt.Errorf("%w (device %d)", err, l.opts.device)
-	}
-	if err := cuErr("cuDevicePrimaryCtxRetain", call1(c.retain, uintptr(unsafe.Pointer(&c.ctx)), uintptr(dev))); err != nil {
-		return nil, err
-	}
-	l.cu = c
-	return c, nil
-}
-
-func call1(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return r
-}
-
-// withContext runs f on a locked OS thread with the device's primary context
-// current, then restores the thread's previous context; l.mu held.
+// withContext runs f on a locked OS thread with the PE's device's primary
+// context current (the driver core's WithContext), then restores the
+// thread's previous context; l.mu held.
 func (l *Lib) withContext(f func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	c, err := l.context()
-	if err != nil {
-		return err
+	if l.opts.cuda == nil {
+		l.opts.cuda = cuda.New(driver.WithGetenv(l.opts.getenv))
 	}
-	var prev uintptr
-	if err := cuErr("cuCtxGetCurrent", call1(c.getCur, uintptr(unsafe.Pointer(&prev)))); err != nil {
-		return err
+	var ferr error
+	if err := l.opts.cuda.WithContext(l.opts.device, func() error { ferr = f(); return nil }); err != nil {
+		return fmt.Errorf("nvshmem: making CUDA device %d current: %w", l.opts.device, err)
 	}
-	if prev != c.ctx {
-		if err := cuErr("cuCtxSetCurrent", call1(c.setCur, c.ctx)); err != nil {
-			return err
-		}
-		defer call1(c.setCur, prev)
-	}
-	return f()
+	return ferr
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
@@ -65,6 +66,7 @@ type Option func(*options)
 type options struct {
 	getenv func(string) string
 	device int
+	cuda   *driver.Backend
 }
 
 // WithGetenv replaces os.Getenv for the search (tests, embedding).
@@ -89,7 +91,6 @@ type Lib struct {
 	lib    *dl.Library
 	s      syms
 	opts   options
-	cu     *cudaCtx
 	uid    *UniqueID // kept alive: nvshmemx_set_attr_uniqueid_args stores a pointer to it
 	attr   *initAttr
 	done   bool           // finalized

@@ -1,0 +1,120 @@
+package driver
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/dl"
+)
+
+// Errors of drivers that a vendor-neutral program rarely needs but a
+// diagnostic one does; test them with errors.Is. The common ones are
+// device's: device.ErrNotAvailable, device.ErrInvalidIndex,
+// device.ErrOutOfMemory, ...
+var (
+	ErrNoDevice       = errors.New("driver: no device")             // *_ERROR_NO_DEVICE, or zero devices
+	ErrStubLibrary    = errors.New("driver: stub library")          // the toolkit's link-time stub, not the driver
+	ErrDriverMismatch = errors.New("driver: driver mismatch")       // the kernel module and the library do not match
+	ErrNotInitialized = errors.New("driver: not initialized")       // *_ERROR_NOT_INITIALIZED, *_ERROR_DEINITIALIZED
+	ErrInvalidContext = errors.New("driver: invalid context")       // *_ERROR_INVALID_CONTEXT
+	ErrTimedOut       = errors.New("driver: init timed out")        // the driver's init did not return in time
+	ErrTooManyDevices = errors.New("driver: implausible device count") // more devices than MaxDevices
+
+	// The loader's errors, for errors.Is on a backend's unavailable error.
+	ErrLibraryNotFound = dl.ErrNotFound         // no candidate could be opened
+	ErrRelativePath    = dl.ErrRelativeOverride // an override variable holding a relative path
+	ErrUnsafeLibrary   = dl.ErrUnsafePath       // a library others can write, refused
+	ErrMissingSymbol   = dl.ErrMissingSymbol    // a required function the library lacks
+)
+
+// MaxDevices is the most devices a backend accepts from a driver. A driver
+// answering more is broken (or hostile): the backend is not available, and
+// nothing is allocated per claimed device before the count is checked.
+const MaxDevices = 4096
+
+// Error is a result code of a driver API other than success: the code, its
+// name and the driver's own message. It matches with errors.Is the
+// sentinels its vendor's Results give its code (device.ErrOutOfMemory for
+// CUDA_ERROR_OUT_OF_MEMORY), and any *Error of the same vendor and code.
+type Error struct {
+	Vendor  device.Type // "cuda"
+	Code    int         // the CUresult, MUresult, hipError_t
+	Name    string      // "CUDA_ERROR_NO_DEVICE"
+	Message string      // the driver's words (cuGetErrorString); may be ""
+
+	is []error
+}
+
+// Error reads "cuda: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is
+// detected".
+func (e *Error) Error() string { return string(e.Vendor) + ": " + e.detail() }
+
+// detail is the message without the vendor prefix.
+func (e *Error) detail() string {
+	s := e.Name + " (" + strconv.Itoa(e.Code) + ")"
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Is reports whether target is one of the code's sentinels, or an *Error of
+// the same vendor and code.
+func (e *Error) Is(target error) bool {
+	if t, ok := target.(*Error); ok {
+		return t.Code == e.Code && t.Vendor == e.Vendor
+	}
+	return slices.Contains(e.is, target)
+}
+
+// bare is err's message without a driver *Error's vendor prefix, for
+// messages that already start with it.
+func bare(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e == err {
+		return e.detail()
+	}
+	return err.Error()
+}
+
+// unavailable is the error of every call on a backend that cannot run work.
+// It matches device.ErrNotAvailable and its cause. note, when set, is a
+// sentence appended to the reason (see WithUnavailableNote).
+type unavailable struct {
+	reason string
+	cause  error
+	note   string
+}
+
+func (u *unavailable) Error() string {
+	if u.note == "" {
+		return u.reason
+	}
+	return sentence(u.reason) + " " + sentence(upperFirst(u.note))
+}
+
+func (u *unavailable) Unwrap() []error {
+	if u.cause == nil {
+		return []error{device.ErrNotAvailable}
+	}
+	return []error{device.ErrNotAvailable, u.cause}
+}
+
+// sentence ends s with a full stop unless it ends with punctuation already.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsRune(".!?", rune(s[len(s)-1])) {
+		return s
+	}
+	return s + "."
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

@@ -1,0 +1,185 @@
+package driver
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/flagos-ai/flagshim/device"
+)
+
+// MaxLaunchArgs is the most arguments Launch takes.
+const MaxLaunchArgs = 64
+
+// launchBuf is the memory of one launch: OpLaunchKernel's eleven arguments,
+// the kernelParams array and the values it points to. It lives outside the
+// Go heap (an anonymous mapping), so handing its addresses to the driver
+// breaks no rule of Go's and needs no pinning, and it is reused, so a launch
+// allocates nothing.
+type launchBuf struct {
+	call [11]uintptr
+	ptrs [MaxLaunchArgs]uintptr
+	vals [MaxLaunchArgs]uint64
+}
+
+// launchBufs is the free list of launch buffers; slabs are mapped as the
+// number of concurrent launches grows and are never unmapped (a few
+// kilobytes per concurrent launch at the peak).
+var launchBufs struct {
+	mu   sync.Mutex
+	free []*launchBuf
+}
+
+const launchSlab = 64 // buffers per mapping
+
+func getLaunchBuf() (*launchBuf, error) {
+	launchBufs.mu.Lock()
+	defer launchBufs.mu.Unlock()
+	if len(launchBufs.free) == 0 {
+		size := int(unsafe.Sizeof(launchBuf{})) * launchSlab
+		mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+		if err != nil {
+			return nil, fmt.Errorf("driver: mapping %d bytes for launch arguments: %w", size, err)
+		}
+		for i := range launchSlab {
+			launchBufs.free = append(launchBufs.free, (*launchBuf)(unsafe.Pointer(&mem[i*int(unsafe.Sizeof(launchBuf{}))])))
+		}
+	}
+	lb := launchBufs.free[len(launchBufs.free)-1]
+	launchBufs.free = launchBufs.free[:len(launchBufs.free)-1]
+	return lb, nil
+}
+
+func putLaunchBuf(lb *launchBuf) {
+	launchBufs.mu.Lock()
+	launchBufs.free = append(launchBufs.free, lb)
+	launchBufs.mu.Unlock()
+}
+
+// set stores argument i as the kernel reads it: the value's bytes,
+// little-endian, in an 8-byte slot (the driver copies the parameter's own
+// size from its start).
+func (lb *launchBuf) set(i int, a any) error {
+	var v uint64
+	switch x := a.(type) {
+	case device.Ptr:
+		v = uint64(x)
+	case uintptr:
+		v = uint64(x)
+	case int8:
+		v = uint64(uint8(x))
+	case uint8:
+		v = uint64(x)
+	case int16:
+		v = uint64(uint16(x))
+	case uint16:
+		v = uint64(x)
+	case int32:
+		v = uint64(uint32(x))
+	case uint32:
+		v = uint64(x)
+	case int64:
+		v = uint64(x)
+	case uint64:
+		v = x
+	case float32:
+		v = uint64(math.Float32bits(x))
+	case float64:
+		v = math.Float64bits(x)
+	case int, uint:
+		return fmt.Errorf("%w: argument %d is a Go %T, whose size C does not share: pass int32/uint32 (C int) or int64/uint64", device.ErrInvalidValue, i, a)
+	default:
+		// reflect.TypeOf keeps a from escaping, so callers' arguments can
+		// stay on their stacks.
+		return fmt.Errorf("%w: argument %d has type %s: Launch takes device.Ptr, uintptr and fixed-size integers and floats", device.ErrInvalidValue, i, reflect.TypeOf(a))
+	}
+	lb.vals[i] = v
+	lb.ptrs[i] = uintptr(unsafe.Pointer(&lb.vals[i]))
+	return nil
+}
+
+// Launch runs fn on device index (-1: the current device) with the given
+// grid and block dimensions and dynamic shared memory, on the device's
+// default stream (cuLaunchKernel). args are device.Ptr, uintptr, int8..int64,
+// uint8..uint64, float32 or float64 values in the kernel's parameter order,
+// at most MaxLaunchArgs; they are copied for the call, and no Go memory is
+// handed to the driver. To launch without allocating, build the argument
+// list once and pass it again (args...).
+//
+// Launch is asynchronous, as cuLaunchKernel is: it returns once the kernel
+// is queued, and a fault in the kernel shows at the next synchronizing call
+// (Synchronize, CopyDtoH, CopyHtoD on the same device).
+func (b *Backend) Launch(index int, fn device.Function, grid, block [3]uint32, sharedMem uint32, args ...any) error {
+	s, err := b.ready("launches", OpLaunchKernel)
+	if err != nil {
+		return err
+	}
+	f, err := b.function(fn)
+	if err != nil {
+		return err
+	}
+	if index == -1 {
+		index = int(b.cur.Load())
+	}
+	if index != f.m.dev.ordinal {
+		if uint(index) >= uint(len(s.devs)) {
+			return s.rangeErr(index)
+		}
+		return fmt.Errorf("%w: %s: Launch on device %d of function %q of module %q, which is loaded on device %d",
+			device.ErrInvalidValue, b.v.Type, index, f.name, f.m.label, f.m.dev.ordinal)
+	}
+	return s.launch(f, 0, grid, block, sharedMem, args)
+}
+
+// function checks that fn is a live kernel of this backend.
+func (b *Backend) function(fn device.Function) (*Function, error) {
+	f, ok := fn.(*Function)
+	switch {
+	case !ok || f == nil || f.m == nil || f.h == 0:
+		return nil, fmt.Errorf("%w: %s: Launch needs a function from one of its modules' Function, got %T", device.ErrInvalidValue, b.v.Type, fn)
+	case f.m.b != b:
+		return nil, fmt.Errorf("%w: %s: function %q belongs to another backend (%s)", device.ErrInvalidValue, b.v.Type, f.name, f.m.b.v.Type)
+	case f.m.gone.Load():
+		return nil, f.m.releasedErr("Launch(" + strconv.Quote(f.name) + ")")
+	}
+	return f, nil
+}
+
+// launch queues f on stream (0: the default stream) of f's device.
+func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
+	if len(args) > MaxLaunchArgs {
+		return fmt.Errorf("%w: %s: Launch %q: %d arguments, at most %d", device.ErrInvalidValue, s.v.Type, f.name, len(args), MaxLaunchArgs)
+	}
+	lb, err := getLaunchBuf()
+	if err != nil {
+		return err
+	}
+	for i, a := range args {
+		if err := lb.set(i, a); err != nil {
+			putLaunchBuf(lb)
+			return fmt.Errorf("%s: Launch %q: %w", s.v.Type, f.name, err)
+		}
+	}
+	var params uintptr
+	if len(args) > 0 {
+		params = uintptr(unsafe.Pointer(&lb.ptrs[0]))
+	}
+	lb.call = [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
+	if err := s.enterDev(f.m.dev); err != nil {
+		putLaunchBuf(lb)
+		return err
+	}
+	err = s.api.launch(&lb.call)
+	leave()
+	putLaunchBuf(lb)
+	if err != nil {
+		return fmt.Errorf("%s(device %d, %q of module %q): %w", s.api.sym(OpLaunchKernel), f.m.dev.ordinal, f.name, f.m.label, err)
+	}
+	return nil
+}

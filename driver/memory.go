@@ -1,0 +1,121 @@
+package driver
+
+import (
+	"fmt"
+
+	"github.com/flagos-ai/flagshim/device"
+)
+
+// MemInfo is the free and total memory of device index as its context sees
+// them (cuMemGetInfo_v2): a second source for the total, next to
+// Properties' cuDeviceTotalMem_v2.
+func (b *Backend) MemInfo(index int) (free, total uint64, err error) {
+	if _, err := b.ready("memory info", OpMemGetInfo); err != nil {
+		return 0, 0, err
+	}
+	s, d, err := b.enter(index)
+	if err != nil {
+		return 0, 0, err
+	}
+	free, total, err = s.api.memGetInfo()
+	leave()
+	if err != nil {
+		return 0, 0, s.opErr(OpMemGetInfo, d, err)
+	}
+	return free, total, nil
+}
+
+// sizeErr refuses a size a 32-bit legacy function cannot take.
+func (s *state) sizeErr(op Op, n uint64) error {
+	if s.api.fits(op, n) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %s has only the 32-bit %s: %d bytes is too many", device.ErrNotSupported, s.v.Type, s.path, s.api.sym(op), n)
+}
+
+// Alloc allocates n bytes of device memory on device index (cuMemAlloc_v2).
+func (b *Backend) Alloc(index int, n uint64) (device.Ptr, error) {
+	s, err := b.ready("device memory", OpMemAlloc)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.sizeErr(OpMemAlloc, n); err != nil {
+		return 0, err
+	}
+	s, d, err := b.enter(index)
+	if err != nil {
+		return 0, err
+	}
+	p, err := s.api.memAlloc(n)
+	leave()
+	if err != nil {
+		return 0, fmt.Errorf("%s(device %d, %d bytes): %w", s.api.sym(OpMemAlloc), d.ordinal, n, err)
+	}
+	return device.Ptr(p), nil
+}
+
+// Free frees memory Alloc returned (cuMemFree_v2).
+func (b *Backend) Free(index int, p device.Ptr) error {
+	if _, err := b.ready("device memory", OpMemFree); err != nil {
+		return err
+	}
+	s, d, err := b.enter(index)
+	if err != nil {
+		return err
+	}
+	err = s.api.memFree(uint64(p))
+	leave()
+	if err != nil {
+		return fmt.Errorf("%s(device %d, %#x): %w", s.api.sym(OpMemFree), d.ordinal, uint64(p), err)
+	}
+	return nil
+}
+
+// CopyHtoD copies src to device memory at dst on device index
+// (cuMemcpyHtoD_v2); it returns once src may be reused.
+func (b *Backend) CopyHtoD(index int, dst device.Ptr, src []byte) error {
+	s, err := b.ready("device memory", OpMemcpyHtoD)
+	if err != nil {
+		return err
+	}
+	if err := s.sizeErr(OpMemcpyHtoD, uint64(len(src))); err != nil {
+		return err
+	}
+	s, d, err := b.enter(index)
+	if err != nil {
+		return err
+	}
+	if len(src) > 0 {
+		err = s.api.memcpyHtoD(uint64(dst), src)
+	}
+	leave()
+	if err != nil {
+		return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", s.api.sym(OpMemcpyHtoD), d.ordinal, uint64(dst), len(src), err)
+	}
+	return nil
+}
+
+// CopyDtoH copies len(dst) bytes of device memory at src on device index
+// into dst (cuMemcpyDtoH_v2). It waits for the work queued before it on the
+// default stream, so it follows a Launch safely.
+func (b *Backend) CopyDtoH(index int, dst []byte, src device.Ptr) error {
+	s, err := b.ready("device memory", OpMemcpyDtoH)
+	if err != nil {
+		return err
+	}
+	if err := s.sizeErr(OpMemcpyDtoH, uint64(len(dst))); err != nil {
+		return err
+	}
+	s, d, err := b.enter(index)
+	if err != nil {
+		return err
+	}
+	if len(dst) > 0 {
+		err = s.api.memcpyDtoH(dst, uint64(src))
+	}
+	leave()
+	if err != nil {
+		return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", s.api.sym(OpMemcpyDtoH), d.ordinal, uint64(src), len(dst), err)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package driver
+
+// Op is one operation of a driver API, whatever the vendor calls it. Each
+// comment gives the C shape the vendor's function must have (CUDA's names;
+// HIP's and MUSA's take the same arguments in the same order). Every
+// function returns the vendor's result code, except the error-text
+// functions of an ErrorTextReturned vendor.
+type Op int
+
+// The operations. Required ones (the probe and the context model's) make the
+// library unusable when missing; the others disable their feature only, with
+// an error matching device.ErrNotSupported.
+const (
+	OpInit            Op = iota // cuInit(unsigned int flags)                         required
+	OpDriverVersion             // cuDriverGetVersion(int *version)                   required
+	OpDeviceCount               // cuDeviceGetCount(int *count)                       required
+	OpDeviceGet                 // cuDeviceGet(CUdevice *dev, int ordinal)            required
+	OpDeviceName                // cuDeviceGetName(char *name, int len, CUdevice)     required
+	OpDeviceTotalMem            // cuDeviceTotalMem_v2(size_t *bytes, CUdevice)       required
+	OpDeviceAttribute           // cuDeviceGetAttribute(int *v, int attr, CUdevice)   required
+	OpDeviceUUID                // cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice)
+	OpDevicePCIBusID            // cuDeviceGetPCIBusId(char *id, int len, CUdevice)
+	OpErrorName                 // cuGetErrorName(CUresult, const char **s) or const char *hipGetErrorName(hipError_t)
+	OpErrorString               // cuGetErrorString, likewise
+
+	OpPrimaryCtxRetain // cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice)     required by PrimaryContext
+	OpCtxSetCurrent    // cuCtxSetCurrent(CUcontext)                              required by PrimaryContext
+	OpCtxGetCurrent    // cuCtxGetCurrent(CUcontext *ctx)
+	OpSetDevice        // hipSetDevice(int ordinal)                               required by CurrentDevice
+	OpGetDevice        // hipGetDevice(int *ordinal)
+	OpSynchronize      // cuCtxSynchronize(void) / hipDeviceSynchronize(void)     required
+
+	OpMemGetInfo   // cuMemGetInfo_v2(size_t *free, size_t *total)
+	OpMemAlloc     // cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+	OpMemFree      // cuMemFree_v2(CUdeviceptr)
+	OpMemcpyHtoD   // cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+	OpMemcpyDtoH   // cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+	OpMemHostAlloc // cuMemHostAlloc(void **p, size_t bytes, unsigned int flags)
+	OpMemFreeHost  // cuMemFreeHost(void *p)
+
+	OpModuleLoadDataEx  // cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *opts, void **vals)
+	OpModuleLoadData    // cuModuleLoadData(CUmodule *m, const void *image)
+	OpModuleUnload      // cuModuleUnload(CUmodule)
+	OpModuleGetFunction // cuModuleGetFunction(CUfunction *f, CUmodule, const char *name)
+	OpModuleGetGlobal   // cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule, const char *name)
+	OpLaunchKernel      // cuLaunchKernel(CUfunction, 3 x grid, 3 x block, unsigned shared, CUstream, void **params, void **extra)
+
+	OpStreamCreate      // cuStreamCreate(CUstream *s, unsigned int flags)
+	OpStreamSynchronize // cuStreamSynchronize(CUstream)
+	OpStreamDestroy     // cuStreamDestroy_v2(CUstream)
+	OpStreamWaitEvent   // cuStreamWaitEvent(CUstream, CUevent, unsigned int flags)
+	OpMemcpyHtoDAsync   // cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream)
+	OpMemcpyDtoHAsync   // cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream)
+	OpEventCreate       // cuEventCreate(CUevent *e, unsigned int flags)
+	OpEventRecord       // cuEventRecord(CUevent, CUstream)
+	OpEventSynchronize  // cuEventSynchronize(CUevent)
+	OpEventElapsedTime  // cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+	OpEventDestroy      // cuEventDestroy_v2(CUevent)
+
+	numOps
+)
+
+var opNames = [numOps]string{
+	"Init", "DriverVersion", "DeviceCount", "DeviceGet", "DeviceName", "DeviceTotalMem", "DeviceAttribute",
+	"DeviceUUID", "DevicePCIBusID", "ErrorName", "ErrorString",
+	"PrimaryCtxRetain", "CtxSetCurrent", "CtxGetCurrent", "SetDevice", "GetDevice", "Synchronize",
+	"MemGetInfo", "MemAlloc", "MemFree", "MemcpyHtoD", "MemcpyDtoH", "MemHostAlloc", "MemFreeHost",
+	"ModuleLoadDataEx", "ModuleLoadData", "ModuleUnload", "ModuleGetFunction", "ModuleGetGlobal", "LaunchKernel",
+	"StreamCreate", "StreamSynchronize", "StreamDestroy", "StreamWaitEvent", "MemcpyHtoDAsync", "MemcpyDtoHAsync",
+	"EventCreate", "EventRecord", "EventSynchronize", "EventElapsedTime", "EventDestroy",
+}
+
+// String is the operation's name: "DeviceTotalMem".
+func (op Op) String() string {
+	if op < 0 || op >= numOps {
+		return "Op(?)"
+	}
+	return "Op" + opNames[op]
+}
+
+// requiredOps are the operations without which a library is unusable.
+func requiredOps(m ContextModel) []Op {
+	ops := []Op{OpInit, OpDriverVersion, OpDeviceCount, OpDeviceGet, OpDeviceName, OpDeviceTotalMem, OpDeviceAttribute, OpSynchronize}
+	if m == CurrentDevice {
+		return append(ops, OpSetDevice)
+	}
+	return append(ops, OpPrimaryCtxRetain, OpCtxSetCurrent)
+}
+
+// features groups the optional operations by what they serve, for Describe
+// and for the errors of a library that lacks them.
+var features = []struct {
+	name string
+	ops  []Op
+}{
+	{"device memory", []Op{OpMemAlloc, OpMemFree, OpMemcpyHtoD, OpMemcpyDtoH}},
+	{"memory info", []Op{OpMemGetInfo}},
+	{"modules", []Op{OpModuleUnload, OpModuleGetFunction, OpModuleGetGlobal}},
+	{"launches", []Op{OpLaunchKernel}},
+	{"streams", []Op{OpStreamCreate, OpStreamSynchronize, OpStreamDestroy}},
+	{"events", []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventElapsedTime, OpEventDestroy}},
+	{"pinned host memory", []Op{OpMemHostAlloc, OpMemFreeHost}},
+	{"asynchronous copies", []Op{OpMemcpyHtoDAsync, OpMemcpyDtoHAsync}},
+	{"PCI bus ids", []Op{OpDevicePCIBusID}},
+	{"UUIDs", []Op{OpDeviceUUID}},
+}

@@ -1,0 +1,129 @@
+package driver
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/flagos-ai/flagshim/device"
+)
+
+// Properties describes device index (-1: the current device): name, total
+// memory, compute capability, multiprocessors and, where the library can
+// say, the UUID in the vendor's form ("GPU-…" for NVIDIA).
+func (b *Backend) Properties(index int) (device.Properties, error) {
+	s, d, err := b.device(index)
+	if err != nil {
+		return device.Properties{}, err
+	}
+	a := s.api
+	p := device.Properties{Vendor: b.v.Name}
+	if p.Name, err = a.deviceName(d); err != nil {
+		return p, s.opErr(OpDeviceName, d, err)
+	}
+	if p.TotalMemory, err = a.deviceTotalMem(d); err != nil {
+		return p, s.opErr(OpDeviceTotalMem, d, err)
+	}
+	at := b.v.Attributes
+	for _, x := range []struct {
+		attr int
+		dst  *int
+	}{
+		{at.ComputeCapabilityMajor, &p.Major},
+		{at.ComputeCapabilityMinor, &p.Minor},
+		{at.MultiprocessorCount, &p.MultiProcessors},
+	} {
+		if *x.dst, err = a.deviceAttribute(x.attr, d); err != nil {
+			return p, s.opErr(OpDeviceAttribute, d, fmt.Errorf("attribute %d: %w", x.attr, err))
+		}
+	}
+	if a.has(OpDeviceUUID) {
+		u, err := a.deviceUUID(d)
+		if err != nil {
+			return p, s.opErr(OpDeviceUUID, d, err)
+		}
+		p.UUID = FormatUUID(b.v.UUIDPrefix, u)
+	}
+	return p, nil
+}
+
+// FormatUUID writes 16 bytes the way nvidia-smi does, after prefix:
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+func FormatUUID(prefix string, u [16]byte) string {
+	return fmt.Sprintf("%s%x-%x-%x-%x-%x", prefix, u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// DriverVersion is the driver's version, decoded with the vendor's
+// encoding. It needs the library, not a working device: a driver whose init
+// failed still answers it.
+func (b *Backend) DriverVersion() (major, minor int, err error) {
+	s := b.load()
+	if s.api == nil || s.version == 0 {
+		if s.err != nil {
+			return 0, 0, b.unavail(s)
+		}
+		return 0, 0, fmt.Errorf("%w: %s: %s did not report its version", device.ErrNotSupported, b.v.Type, s.path)
+	}
+	major, minor = b.v.DecodeVersion(s.version)
+	return major, minor, nil
+}
+
+// PCIBusID is the PCI address the driver gives device index
+// ("00000000:18:00.0"). A library without the function gives an error
+// matching device.ErrNotSupported.
+func (b *Backend) PCIBusID(index int) (string, error) {
+	s, d, err := b.device(index)
+	if err != nil {
+		return "", err
+	}
+	if !s.api.has(OpDevicePCIBusID) {
+		return "", s.lacks("PCI bus ids", OpDevicePCIBusID)
+	}
+	id, err := s.api.devicePCIBusID(d)
+	if err != nil {
+		return "", s.opErr(OpDevicePCIBusID, d, err)
+	}
+	return id, nil
+}
+
+// Describe reports the library, the driver version, every load attempt and,
+// in Extra: "available", "reason", "devices", the visible-devices variable
+// when set, "symbol.<Op>" with the name found for each operation that has
+// versions ("symbol.DeviceTotalMem": "cuDeviceTotalMem_v2"), and
+// "missing.<feature>" for each feature the library lacks.
+func (b *Backend) Describe() device.Info {
+	s := b.load()
+	info := device.Info{Library: s.path, Extra: map[string]string{}}
+	if s.version != 0 {
+		info.DriverVersion = b.v.FormatVersion(s.version)
+	}
+	for _, a := range s.attempts {
+		da := device.Attempt{Path: a.Path}
+		if a.Err != nil {
+			da.Error = a.Err.Error()
+		}
+		info.Attempts = append(info.Attempts, da)
+	}
+	info.Extra["available"] = strconv.FormatBool(s.err == nil)
+	info.Extra["reason"] = s.result.Reason
+	if s.count >= 0 {
+		info.Extra["devices"] = strconv.Itoa(s.count)
+	}
+	for _, k := range b.v.VisibleEnv {
+		if val := b.o.getenv(k); val != "" {
+			info.Extra[k] = val
+		}
+	}
+	if a := s.api; a != nil {
+		for op := Op(0); op < numOps; op++ {
+			if a.name[op] != "" && len(b.v.Symbols[op]) > 1 {
+				info.Extra["symbol."+opNames[op]] = a.name[op]
+			}
+		}
+		for _, f := range features {
+			if !a.has(f.ops...) {
+				info.Extra["missing."+f.name] = s.lacks(f.name, f.ops...).Error()
+			}
+		}
+	}
+	return info
+}
