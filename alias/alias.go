@@ -104,9 +104,10 @@ func devices(n int) string {
 // applied.
 //
 // It is idempotent without global state: on registries that already carry
-// the alias (the live cuda probe redirected by "alias"), it applies nothing
-// and returns the same decision (Decide reads original probes only, so it is
-// the same whenever it runs) with an undo that does nothing.
+// the alias (the live cuda probe redirected by "alias", or cuda already
+// meaning flagos, as when a concurrent Install is applying it), it applies
+// nothing and returns the same decision (Decide reads original probes only,
+// so it is the same whenever it runs) with an undo that does nothing.
 func Install(devs *device.Registry, probes *probe.Registry, env string) (d Decision, undo func(), err error) {
 	noop := func() {}
 	if devs == nil || probes == nil {
@@ -118,6 +119,10 @@ func Install(devs *device.Registry, probes *probe.Registry, env string) (d Decis
 	}
 	unalias, err := devs.Alias(d.From, d.To)
 	if err != nil {
+		if devs.Aliases()[d.From] == d.To {
+			// A concurrent Install got there first: nothing to apply.
+			return d, noop, nil
+		}
 		return d, noop, fmt.Errorf("alias: cannot make %s mean %s: %w", d.From, d.To, err)
 	}
 	unredirect, err := probes.Redirect(string(d.From), Writer, answerFor(probes, d.To))

@@ -141,12 +141,12 @@ func FuzzParseEnv(f *testing.F) {
 }
 
 func TestInstallActive(t *testing.T) {
-	t.Setenv(EnvVar, "")
 	devs, p := registries(t, noCUDA, flagos2)
-	d, err := Install(devs, p)
+	d, undo, err := Install(devs, p, "")
 	require.NoError(t, err)
 	require.True(t, d.Active)
-	t.Cleanup(func() { Uninstall(devs, p) })
+	assert.False(t, d.Blocked)
+	t.Cleanup(undo)
 
 	dev, err := devs.Parse("cuda:1")
 	require.NoError(t, err)
@@ -163,14 +163,16 @@ func TestInstallActive(t *testing.T) {
 	assert.Equal(t, noCUDA, p.Original("cuda"))
 	assert.Equal(t, []string{Writer}, p.RedirectedBy("cuda"))
 
-	again, err := Install(devs, p)
+	again, undoAgain, err := Install(devs, p, "1")
 	require.NoError(t, err)
-	assert.Equal(t, d, again)
+	assert.Equal(t, d.Active, again.Active)
 	assert.Equal(t, []string{Writer}, p.RedirectedBy("cuda"), "a second Install adds no redirect")
 	assert.Equal(t, map[device.Type]device.Type{device.CUDA: device.FlagOS}, devs.Aliases())
+	undoAgain()
+	assert.Equal(t, []string{Writer}, p.RedirectedBy("cuda"), "the second Install applied nothing, so its undo removes nothing")
 
-	require.True(t, Uninstall(devs, p))
-	assert.False(t, Uninstall(devs, p))
+	undo()
+	undo()
 	assert.Nil(t, p.RedirectedBy("cuda"))
 	assert.Empty(t, devs.Aliases())
 	dev, err = devs.Parse("cuda:1")
@@ -185,12 +187,12 @@ func TestInstallInactiveAppliesNothing(t *testing.T) {
 		cuda, flagos probe.Result
 	}{{"off", "0", noCUDA, flagos2}, {"real cuda", "", realCUDA, flagos2}, {"no flagos", "", noCUDA, flagos0}} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(EnvVar, c.env)
 			devs, p := registries(t, c.cuda, c.flagos)
-			d, err := Install(devs, p)
+			d, undo, err := Install(devs, p, c.env)
 			require.NoError(t, err)
-			t.Cleanup(func() { Uninstall(devs, p) })
+			t.Cleanup(undo)
 			assert.False(t, d.Active)
+			assert.Equal(t, c.name == "off", d.Blocked, "only the variable blocks an alias that would be active")
 			assert.Empty(t, devs.Aliases())
 			assert.Nil(t, p.RedirectedBy("cuda"))
 			dev, err := devs.Parse("cuda:1")
@@ -201,45 +203,44 @@ func TestInstallInactiveAppliesNothing(t *testing.T) {
 }
 
 func TestInstallBadEnv(t *testing.T) {
-	t.Setenv(EnvVar, "sometimes")
 	devs, p := registries(t, noCUDA, flagos2)
-	_, err := Install(devs, p)
+	_, undo, err := Install(devs, p, "sometimes")
 	require.ErrorIs(t, err, ErrBadEnv)
+	require.NotNil(t, undo)
+	undo()
 	assert.Empty(t, devs.Aliases())
-	assert.False(t, Uninstall(devs, p), "a failed Install records nothing")
+	assert.Nil(t, p.RedirectedBy("cuda"), "a failed Install applies nothing")
+	_, _, err = Install(nil, p, "")
+	assert.Error(t, err)
 }
 
 func TestInstallConflictingAlias(t *testing.T) {
-	t.Setenv(EnvVar, "")
 	devs, p := registries(t, noCUDA, flagos2)
 	require.NoError(t, devs.Register(stubBackend{device.MUSA, 1}))
 	_, err := devs.Alias(device.CUDA, device.MUSA)
 	require.NoError(t, err)
-	_, err = Install(devs, p)
+	_, _, err = Install(devs, p, "")
 	require.ErrorIs(t, err, device.ErrAliased)
 	assert.Nil(t, p.RedirectedBy("cuda"), "nothing half-applied")
 }
 
 func TestRedirectedLiveProbeDoesNotAllocate(t *testing.T) {
-	t.Setenv(EnvVar, "")
 	devs, p := registries(t, noCUDA, flagos2)
-	_, err := Install(devs, p)
+	_, undo, err := Install(devs, p, "")
 	require.NoError(t, err)
-	t.Cleanup(func() { Uninstall(devs, p) })
+	t.Cleanup(undo)
 	_ = p.Live("cuda")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = p.Live("cuda") }))
 }
 
 func TestConcurrentInstall(t *testing.T) {
-	t.Setenv(EnvVar, "")
 	devs, p := registries(t, noCUDA, flagos2)
-	t.Cleanup(func() { Uninstall(devs, p) })
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			d, err := Install(devs, p)
+			d, _, err := Install(devs, p, "")
 			assert.NoError(t, err)
 			assert.True(t, d.Active)
 		}()
@@ -257,11 +258,10 @@ func TestConcurrentInstall(t *testing.T) {
 }
 
 func BenchmarkLiveRedirectedByAlias(b *testing.B) {
-	b.Setenv(EnvVar, "")
 	devs, p := registries(b, noCUDA, flagos2)
-	_, err := Install(devs, p)
+	_, undo, err := Install(devs, p, "")
 	require.NoError(b, err)
-	b.Cleanup(func() { Uninstall(devs, p) })
+	b.Cleanup(undo)
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = p.Live("cuda")

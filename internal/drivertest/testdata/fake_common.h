@@ -1,7 +1,7 @@
 /*
- * Behaviour shared by the fake driver libraries (drivers/cuda/testdata/
- * fake_libcuda.c, drivers/musa/testdata/fake_libmusa.c). Each fake defines
- * the real exported symbols with their real C signatures and forwards to the
+ * Behaviour shared by the fake driver libraries (fake_cufamily.c: libcuda and
+ * libmusa; drivers/hip/testdata/fake_libamdhip64.c). Each fake defines the
+ * real exported symbols with their real C signatures and forwards to the
  * static functions here. Tests build them with `go env CC` -shared -fPIC.
  *
  * Environment, read once when the library is loaded. Each variable may also
@@ -18,6 +18,9 @@
  *   FAKE_DRIVER_VERSION=N  the encoded driver version (default FAKE_DEFAULT_VERSION)
  *   FAKE_SYNC_RESULT=N     what cuCtxSynchronize returns with a context current
  *   FAKE_LOG=/abs/file     append "load" when loaded and "init" per cuInit
+ *   FAKE_INIT_SLEEP_MS=N   cuInit sleeps N ms first (a hanging driver)
+ *   FAKE_INIT_CRASH=segv   cuInit crashes (segv: SIGSEGV; abort: SIGABRT)
+ *   FAKE_RAW_COUNT=N       cuDeviceGetCount answers N, unchecked (a broken driver)
  *
  * Modules and memory (module section below). Device memory is host memory
  * (calloc); CUdeviceptr is its address. Every allocation and module global is
@@ -49,6 +52,9 @@
 #include <string.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifndef FAKE_ERR_PREFIX
 #error "define FAKE_ERR_PREFIX (\"CUDA_\" or \"MUSA_\") before including fake_common.h"
@@ -57,10 +63,12 @@
 #define FAKE_MAX_DEVICES 16
 #define FAKE_HANDLE_BASE 1000
 
-struct fake_ctx { int ordinal; int retained; };
+struct fake_ctx { int ordinal; int retained; unsigned long long used; };
 
 static struct {
 	int stub, init_result, count, sm, major, minor, version, sync_result;
+	int init_sleep_ms, raw_count, has_raw_count;
+	const char *init_crash;
 	unsigned long long total_mem;
 	char names[FAKE_MAX_DEVICES][128];
 	const char *log;
@@ -101,6 +109,10 @@ __attribute__((constructor)) static void fake_load(void) {
 	fake.sm = fake_env_int("SM_COUNT", 132);
 	fake.version = fake_env_int("DRIVER_VERSION", FAKE_DEFAULT_VERSION);
 	fake.sync_result = fake_env_int("SYNC_RESULT", 0);
+	fake.init_sleep_ms = fake_env_int("INIT_SLEEP_MS", 0);
+	fake.init_crash = fake_getenv("INIT_CRASH");
+	const char *raw = fake_getenv("RAW_COUNT");
+	if (raw && *raw) { fake.has_raw_count = 1; fake.raw_count = atoi(raw); }
 	const char *m = fake_getenv("TOTAL_MEM");
 	fake.total_mem = m && *m ? strtoull(m, NULL, 10) : 80ULL << 30;
 	const char *cc = fake_getenv("CC");
@@ -135,6 +147,12 @@ static int fake_ordinal(int dev) {
 
 static int fake_init(unsigned int flags) {
 	fake_log("init");
+	if (fake.init_sleep_ms > 0) {
+		struct timespec ts = { fake.init_sleep_ms / 1000, (long)(fake.init_sleep_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) != 0) {}
+	}
+	if (fake.init_crash && !strcmp(fake.init_crash, "segv")) { volatile int *p = NULL; *p = 1; }
+	if (fake.init_crash && !strcmp(fake.init_crash, "abort")) abort();
 	if (fake.stub) return 34;
 	if (flags != 0) return 1;
 	if (fake.init_result) return fake.init_result;
@@ -152,7 +170,7 @@ static int fake_driver_get_version(int *v) {
 static int fake_device_get_count(int *n) {
 	FAKE_GUARD();
 	if (!n) return 1;
-	*n = fake.count;
+	*n = fake.has_raw_count ? fake.raw_count : fake.count;
 	return 0;
 }
 
@@ -236,6 +254,24 @@ static int fake_ctx_set_current(void *ctx) {
 	return 0;
 }
 
+/* fake_set_device selects a device on the calling thread (hipSetDevice):
+ * the runtime's own context of that device becomes current. */
+static int fake_set_device(int ordinal) {
+	FAKE_GUARD();
+	if (ordinal < 0 || ordinal >= fake.count) return 101;
+	if (__atomic_load_n(&fake.ctx[ordinal].retained, __ATOMIC_SEQ_CST) == 0)
+		__atomic_store_n(&fake.ctx[ordinal].retained, 1, __ATOMIC_SEQ_CST);
+	fake_current = &fake.ctx[ordinal];
+	return 0;
+}
+
+static int fake_get_device(int *ordinal) {
+	FAKE_GUARD();
+	if (!ordinal) return 1;
+	*ordinal = fake_current ? fake_current->ordinal : 0;
+	return 0;
+}
+
 static int fake_ctx_get_current(void **pctx) {
 	FAKE_GUARD();
 	if (!pctx) return 1;
@@ -243,10 +279,13 @@ static int fake_ctx_get_current(void **pctx) {
 	return 0;
 }
 
+static int fake_sync_all(void);
+
 static int fake_ctx_synchronize(void) {
 	FAKE_GUARD();
 	if (!fake_current) return 201;
-	return fake.sync_result;
+	int r = fake_sync_all();
+	return r ? r : fake.sync_result;
 }
 
 static int fake_mem_get_info(unsigned long long *free_, unsigned long long *total) {
@@ -254,7 +293,7 @@ static int fake_mem_get_info(unsigned long long *free_, unsigned long long *tota
 	if (!fake_current) return 201;
 	if (!free_ || !total) return 1;
 	*total = fake.total_mem;
-	*free_ = fake.total_mem - (1ULL << 30) * (unsigned long long)(fake_current->ordinal + 1);
+	*free_ = fake.total_mem - __atomic_load_n(&fake_current->used, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -263,6 +302,8 @@ static int fake_error_name(int code, const char **s) {
 	switch (code) {
 	case 0: *s = FAKE_ERR_PREFIX "SUCCESS"; return 0;
 	case 1: *s = FAKE_ERR_PREFIX "ERROR_INVALID_VALUE"; return 0;
+	case 2: *s = FAKE_ERR_PREFIX "ERROR_OUT_OF_MEMORY"; return 0;
+	case 600: *s = FAKE_ERR_PREFIX "ERROR_NOT_READY"; return 0;
 	case 3: *s = FAKE_ERR_PREFIX "ERROR_NOT_INITIALIZED"; return 0;
 	case 34: *s = FAKE_ERR_PREFIX "ERROR_STUB_LIBRARY"; return 0;
 	case 100: *s = FAKE_ERR_PREFIX "ERROR_NO_DEVICE"; return 0;
@@ -285,6 +326,7 @@ static int fake_error_name(int code, const char **s) {
 static int fake_error_string(int code, const char **s) {
 	if (!s) return 1;
 	switch (code) {
+	case 2: *s = "fake: out of memory"; return 0;
 	case 34: *s = "fake: stub library"; return 0;
 	case 100: *s = "fake: no " FAKE_ERR_PREFIX " capable device is detected"; return 0;
 	case 201: *s = "fake: invalid device context"; return 0;
@@ -302,7 +344,7 @@ static int fake_error_string(int code, const char **s) {
 #define FAKE_MAX_PARAMS 64
 enum { FK_NOP, FK_ADD, FK_ECHO, FK_FAIL };
 
-struct fake_alloc { uintptr_t p; size_t n; int global; struct fake_alloc *next; };
+struct fake_alloc { uintptr_t p; size_t n; int global; struct fake_ctx *ctx; struct fake_alloc *next; };
 struct fake_global { char name[128]; size_t size; uintptr_t p; };
 struct fake_module;
 struct fake_func { char name[128]; int kind, nparams; int psize[FAKE_MAX_PARAMS]; struct fake_module *mod; };
@@ -319,6 +361,11 @@ static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_module *fake_modules; /* every module ever loaded; never freed, so stale handles stay readable */
 static struct fake_alloc *fake_allocs;   /* live allocations and globals */
 static int fake_nmodules, fake_nallocs;
+
+/* fake_current_ordinal is the device whose context is current on the
+ * calling thread, -1 when none (for other fakes that check their callers
+ * made a context current: plugins/nvshmem's fake NVSHMEM). */
+FAKE_EXPORT int fake_current_ordinal(void) { return fake_current ? fake_current->ordinal : -1; }
 
 FAKE_EXPORT int fake_live_modules(void) {
 	pthread_mutex_lock(&fake_mu);
@@ -343,12 +390,14 @@ static void fake_track(uintptr_t p, size_t n, int global) {
 }
 
 /* fake_untrack forgets the allocation starting at p; 0 when there is none
- * of that kind. fake_mu held. */
+ * of that kind. fake_mu held. A device allocation gives its bytes back to
+ * its context. */
 static int fake_untrack(uintptr_t p, int global) {
 	for (struct fake_alloc **pp = &fake_allocs; *pp; pp = &(*pp)->next) {
 		struct fake_alloc *a = *pp;
 		if (a->p == p && a->global == global) {
 			*pp = a->next;
+			if (a->ctx) __atomic_sub_fetch(&a->ctx->used, a->n, __ATOMIC_SEQ_CST);
 			free(a);
 			if (!global) fake_nallocs--;
 			return 1;
@@ -537,18 +586,8 @@ static int fake_module_get_function(void **pf, void *mod, const char *name) {
 	return 500;
 }
 
-static int fake_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-		unsigned shmem, void *stream, void **params, void **extra) {
-	FAKE_GUARD();
-	(void)shmem;
-	struct fake_func *f = fn;
-	if (!f) return 400;
-	int r = fake_module_check(f->mod);
-	if (r) return r == 201 ? 400 : r;
-	if (!gx || !gy || !gz || !bx || !by || !bz) return 1;
-	if (stream || extra) return 1; /* the fake has the NULL stream only, and no "extra" */
-	if (f->nparams && !params) return 1;
-	unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+/* fake_run executes kernel f over threads threads with its parameters. */
+static int fake_run(struct fake_func *f, unsigned long long threads, void **params) {
 	switch (f->kind) {
 	case FK_FAIL:
 		return 719;
@@ -574,14 +613,35 @@ static int fake_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned
 	return 0;
 }
 
+static int fake_stream_enqueue_launch(void *stream, struct fake_func *f, unsigned long long threads, void **params);
+
+static int fake_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		unsigned shmem, void *stream, void **params, void **extra) {
+	FAKE_GUARD();
+	(void)shmem;
+	struct fake_func *f = fn;
+	if (!f) return 400;
+	int r = fake_module_check(f->mod);
+	if (r) return r == 201 ? 400 : r;
+	if (!gx || !gy || !gz || !bx || !by || !bz) return 1;
+	if (extra) return 1; /* the fake has no "extra" */
+	if (f->nparams && !params) return 1;
+	unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+	if (stream) return fake_stream_enqueue_launch(stream, f, threads, params);
+	return fake_run(f, threads, params);
+}
+
 static int fake_mem_alloc(unsigned long long *dptr, size_t n) {
 	FAKE_GUARD();
 	if (!fake_current) return 201;
 	if (!dptr || !n) return 1;
+	if (n > fake.total_mem - __atomic_load_n(&fake_current->used, __ATOMIC_SEQ_CST)) return 2;
 	void *p = calloc(1, n);
 	if (!p) return 2;
 	pthread_mutex_lock(&fake_mu);
 	fake_track((uintptr_t)p, n, 0);
+	fake_allocs->ctx = fake_current;
+	__atomic_add_fetch(&fake_current->used, n, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&fake_mu);
 	*dptr = (uintptr_t)p;
 	return 0;
@@ -615,4 +675,312 @@ static int fake_memcpy_dtoh(void *dst, unsigned long long src, size_t n) {
 	if (!dst || !fake_valid(src, n)) return 1;
 	memcpy(dst, (void *)(uintptr_t)src, n);
 	return 0;
+}
+
+/* ---- streams, events, pinned host memory ----
+ * Work queued on a stream runs when something waits for it: a stream or
+ * event synchronize, a context synchronize, or a wait on an event recorded
+ * there. So results read before a synchronize are stale, as on a GPU, and an
+ * event not yet reached answers *_ERROR_NOT_READY (600). Launch parameters
+ * are copied at launch, as the drivers do. Pinned host memory is calloc'ed
+ * and tracked; asynchronous copies must use it. fake_live_streams(),
+ * fake_live_events() and fake_live_host() count what is alive. */
+
+enum { OP_LAUNCH, OP_HTOD, OP_DTOH, OP_RECORD };
+struct fake_event;
+struct fake_op {
+	int kind;
+	struct fake_func *f;
+	unsigned long long threads;
+	unsigned long long vals[FAKE_MAX_PARAMS];
+	void *pp[FAKE_MAX_PARAMS];
+	uintptr_t dst, src;
+	size_t n;
+	struct fake_event *ev;
+	struct fake_op *next;
+};
+struct fake_stream { int live; struct fake_ctx *ctx; struct fake_op *head, *tail; int err; struct fake_stream *next; };
+struct fake_event { int live, recorded, pending; struct fake_ctx *ctx; struct timespec t; struct fake_stream *on; struct fake_event *next; };
+struct fake_host { uintptr_t p; size_t n; struct fake_host *next; };
+
+static pthread_mutex_t fake_smu = PTHREAD_MUTEX_INITIALIZER; /* streams, events, host memory */
+static struct fake_stream *fake_streams;
+static struct fake_event *fake_events;
+static struct fake_host *fake_hosts;
+static int fake_nstreams, fake_nevents, fake_nhost;
+
+FAKE_EXPORT int fake_live_streams(void) { pthread_mutex_lock(&fake_smu); int n = fake_nstreams; pthread_mutex_unlock(&fake_smu); return n; }
+FAKE_EXPORT int fake_live_events(void) { pthread_mutex_lock(&fake_smu); int n = fake_nevents; pthread_mutex_unlock(&fake_smu); return n; }
+FAKE_EXPORT int fake_live_host(void) { pthread_mutex_lock(&fake_smu); int n = fake_nhost; pthread_mutex_unlock(&fake_smu); return n; }
+
+/* fake_stream_ok: 0 when s is a live stream of the current context; fake_smu held. */
+static int fake_stream_ok(struct fake_stream *s) {
+	if (!fake_current) return 201;
+	for (struct fake_stream *x = fake_streams; x; x = x->next)
+		if (x == s) return s->live ? (s->ctx == fake_current ? 0 : 201) : 400;
+	return 400;
+}
+
+static int fake_event_ok(struct fake_event *e) {
+	for (struct fake_event *x = fake_events; x; x = x->next)
+		if (x == e) return e->live ? 0 : 400;
+	return 400;
+}
+
+/* fake_host_ok: whether [p, p+n) lies in pinned host memory; fake_smu held. */
+static int fake_host_ok(uintptr_t p, size_t n) {
+	for (struct fake_host *h = fake_hosts; h; h = h->next)
+		if (p >= h->p && p + n <= h->p + h->n && p + n >= p) return 1;
+	return 0;
+}
+
+static void fake_push(struct fake_stream *s, struct fake_op *op) {
+	if (s->tail) s->tail->next = op; else s->head = op;
+	s->tail = op;
+}
+
+/* fake_flush runs s's queued work in order; the first error sticks to the
+ * stream and is returned. fake_smu held. */
+static int fake_flush(struct fake_stream *s) {
+	while (s->head) {
+		struct fake_op *op = s->head;
+		s->head = op->next;
+		if (!s->head) s->tail = NULL;
+		int r = 0;
+		switch (op->kind) {
+		case OP_LAUNCH: r = fake_run(op->f, op->threads, op->pp); break;
+		case OP_HTOD: memcpy((void *)op->dst, (const void *)op->src, op->n); break;
+		case OP_DTOH: memcpy((void *)op->dst, (const void *)op->src, op->n); break;
+		case OP_RECORD:
+			clock_gettime(CLOCK_MONOTONIC, &op->ev->t);
+			op->ev->recorded = 1;
+			op->ev->pending = 0;
+			break;
+		}
+		if (r && !s->err) s->err = r;
+		free(op);
+	}
+	return s->err;
+}
+
+static int fake_stream_create(void **ps, unsigned flags) {
+	FAKE_GUARD();
+	(void)flags;
+	if (!fake_current) return 201;
+	if (!ps) return 1;
+	struct fake_stream *s = calloc(1, sizeof *s);
+	s->live = 1;
+	s->ctx = fake_current;
+	pthread_mutex_lock(&fake_smu);
+	s->next = fake_streams;
+	fake_streams = s;
+	fake_nstreams++;
+	pthread_mutex_unlock(&fake_smu);
+	*ps = s;
+	return 0;
+}
+
+static int fake_stream_synchronize(void *stream) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_stream_ok(stream);
+	if (!r) r = fake_flush(stream);
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_stream_destroy(void *stream) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_stream_ok(stream);
+	if (!r) {
+		struct fake_stream *s = stream;
+		fake_flush(s);
+		s->live = 0;
+		fake_nstreams--;
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_stream_enqueue_launch(void *stream, struct fake_func *f, unsigned long long threads, void **params) {
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_stream_ok(stream);
+	if (!r) {
+		struct fake_op *op = calloc(1, sizeof *op);
+		op->kind = OP_LAUNCH;
+		op->f = f;
+		op->threads = threads;
+		for (int i = 0; i < f->nparams; i++) {
+			memcpy(&op->vals[i], params[i], (size_t)f->psize[i]);
+			op->pp[i] = &op->vals[i];
+		}
+		fake_push(stream, op);
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_memcpy_async(int kind, uintptr_t dst, uintptr_t src, size_t n, void *stream) {
+	FAKE_GUARD();
+	if (!n) return 0;
+	uintptr_t dev = kind == OP_HTOD ? dst : src, host = kind == OP_HTOD ? src : dst;
+	if (!fake_valid(dev, n)) return 1;
+	pthread_mutex_lock(&fake_smu);
+	int r = stream ? fake_stream_ok(stream) : (fake_current ? 0 : 201);
+	if (!r && !fake_host_ok(host, n)) r = 1;
+	if (!r) {
+		if (!stream) {
+			memcpy((void *)dst, (const void *)src, n);
+		} else {
+			struct fake_op *op = calloc(1, sizeof *op);
+			op->kind = kind;
+			op->dst = dst; op->src = src; op->n = n;
+			fake_push(stream, op);
+		}
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_event_create(void **pe, unsigned flags) {
+	FAKE_GUARD();
+	(void)flags;
+	if (!fake_current) return 201;
+	if (!pe) return 1;
+	struct fake_event *e = calloc(1, sizeof *e);
+	e->live = 1;
+	e->ctx = fake_current;
+	pthread_mutex_lock(&fake_smu);
+	e->next = fake_events;
+	fake_events = e;
+	fake_nevents++;
+	pthread_mutex_unlock(&fake_smu);
+	*pe = e;
+	return 0;
+}
+
+static int fake_event_record(void *event, void *stream) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_event_ok(event);
+	if (!r && stream) r = fake_stream_ok(stream);
+	if (!r) {
+		struct fake_event *e = event;
+		if (!stream) {
+			clock_gettime(CLOCK_MONOTONIC, &e->t);
+			e->recorded = 1;
+			e->pending = 0;
+		} else {
+			struct fake_op *op = calloc(1, sizeof *op);
+			op->kind = OP_RECORD;
+			op->ev = e;
+			e->pending = 1;
+			e->on = stream;
+			fake_push(stream, op);
+		}
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_event_synchronize(void *event) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_event_ok(event);
+	struct fake_event *e = event;
+	if (!r && e->pending && e->on) r = fake_flush(e->on);
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_stream_wait_event(void *stream, void *event, unsigned flags) {
+	FAKE_GUARD();
+	(void)flags;
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_stream_ok(stream);
+	if (!r) r = fake_event_ok(event);
+	struct fake_event *e = event;
+	if (!r && e->pending && e->on && e->on != stream) r = fake_flush(e->on);
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_event_elapsed(float *ms, void *start, void *end) {
+	FAKE_GUARD();
+	if (!ms) return 1;
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_event_ok(start);
+	if (!r) r = fake_event_ok(end);
+	struct fake_event *a = start, *b = end;
+	if (!r && (!a->recorded && !a->pending)) r = 400;
+	if (!r && (!b->recorded && !b->pending)) r = 400;
+	if (!r && (a->pending || b->pending)) r = 600;
+	if (!r) *ms = (float)((b->t.tv_sec - a->t.tv_sec) * 1e3 + (b->t.tv_nsec - a->t.tv_nsec) / 1e6);
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_event_destroy(void *event) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	int r = fake_event_ok(event);
+	if (!r) {
+		((struct fake_event *)event)->live = 0;
+		fake_nevents--;
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_host_alloc(void **pp, size_t n, unsigned flags) {
+	FAKE_GUARD();
+	(void)flags;
+	if (!fake_current) return 201;
+	if (!pp || !n) return 1;
+	void *p = calloc(1, n);
+	if (!p) return 2;
+	struct fake_host *h = calloc(1, sizeof *h);
+	h->p = (uintptr_t)p;
+	h->n = n;
+	pthread_mutex_lock(&fake_smu);
+	h->next = fake_hosts;
+	fake_hosts = h;
+	fake_nhost++;
+	pthread_mutex_unlock(&fake_smu);
+	*pp = p;
+	return 0;
+}
+
+static int fake_host_free(void *p) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	int r = 1;
+	for (struct fake_host **hp = &fake_hosts; *hp; hp = &(*hp)->next) {
+		if ((*hp)->p == (uintptr_t)p) {
+			struct fake_host *h = *hp;
+			*hp = h->next;
+			free(h);
+			free(p);
+			fake_nhost--;
+			r = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+/* fake_sync_all runs the queued work of every stream of the current context
+ * (a context or device synchronize). */
+static int fake_sync_all(void) {
+	pthread_mutex_lock(&fake_smu);
+	int r = 0;
+	for (struct fake_stream *s = fake_streams; s; s = s->next)
+		if (s->live && s->ctx == fake_current) {
+			int x = fake_flush(s);
+			if (x && !r) r = x;
+		}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package gpudrvtest
+package drivertest
 
 // raceEnabled: the race detector instruments calls and allocates.
 const raceEnabled = true

@@ -1,4 +1,4 @@
-package gpudrvtest
+package drivertest
 
 import (
 	"os"
@@ -9,29 +9,30 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/flagos-ai/flagshim/internal/gpudrv"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 )
 
 // The benchmarks load the fake in the benchmark's own process, through an
-// absolute override handed to the backend's spec (never the environment), so
-// no other test of the process is affected. The library is built once per
-// process into a private temporary folder that Cleanup removes.
+// absolute override handed to the backend's getenv (never the environment),
+// so no other test of the process is affected. The library is built once
+// per process into a private temporary folder that Cleanup removes.
 var bench struct {
 	once sync.Once
 	dir  string
 	path string
-	b    Backend
+	b    *driver.Backend
 	err  string
 
 	modOnce sync.Once
-	mod     *gpudrv.Module
+	mod     device.LoadedModule
 	modErr  error
 }
 
-func (h *Harness) benchBackend(b *testing.B) (Backend, string) {
+func (s *Suite) benchBackend(b *testing.B) (*driver.Backend, string) {
 	b.Helper()
 	bench.once.Do(func() {
-		dir, err := os.MkdirTemp("", "gpudrvbench")
+		dir, err := os.MkdirTemp("", "drivertestbench")
 		if err != nil {
 			bench.err = err.Error()
 			return
@@ -41,17 +42,17 @@ func (h *Harness) benchBackend(b *testing.B) (Backend, string) {
 			return
 		}
 		bench.dir = dir
-		bench.path = filepath.Join(dir, h.Lib+".so.1")
-		h.buildAt(b, bench.path)
-		spec := h.Spec
-		spec.Dirs = nil
-		spec.Getenv = func(k string) string {
-			if k == h.EnvVar {
+		bench.path = filepath.Join(dir, FakeSoname(s.Fake))
+		buildFakeAt(b, s.Fake, bench.path)
+		lib := s.Vendor.Library
+		lib.Dirs = nil
+		env := s.Vendor.Library.EnvVar
+		bench.b = driver.New(s.Vendor, driver.WithLibrary(lib), driver.WithGetenv(func(k string) string {
+			if k == env {
 				return bench.path
 			}
 			return ""
-		}
-		bench.b = h.New(spec)
+		}))
 		if r := bench.b.Available(); !r.Available {
 			bench.err = r.Reason
 		}
@@ -60,7 +61,7 @@ func (h *Harness) benchBackend(b *testing.B) (Backend, string) {
 		b.Fatal(bench.err)
 	}
 	if bench.b == nil {
-		b.Skip("no fake library")
+		b.Skip("no fake library (no C compiler)")
 	}
 	return bench.b, bench.path
 }
@@ -73,8 +74,8 @@ func Cleanup() {
 }
 
 // BenchCurrent measures Current.
-func (h *Harness) BenchCurrent(b *testing.B) {
-	be, _ := h.benchBackend(b)
+func (s *Suite) BenchCurrent(b *testing.B) {
+	be, _ := s.benchBackend(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := be.Current(); err != nil {
@@ -84,8 +85,8 @@ func (h *Harness) BenchCurrent(b *testing.B) {
 }
 
 // BenchSetCurrent measures SetCurrent, alternating devices.
-func (h *Harness) BenchSetCurrent(b *testing.B) {
-	be, _ := h.benchBackend(b)
+func (s *Suite) BenchSetCurrent(b *testing.B) {
+	be, _ := s.benchBackend(b)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -97,8 +98,8 @@ func (h *Harness) BenchSetCurrent(b *testing.B) {
 }
 
 // BenchSynchronize measures Synchronize of the current device.
-func (h *Harness) BenchSynchronize(b *testing.B) {
-	be, _ := h.benchBackend(b)
+func (s *Suite) BenchSynchronize(b *testing.B) {
+	be, _ := s.benchBackend(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := be.Synchronize(-1); err != nil {
@@ -108,9 +109,10 @@ func (h *Harness) BenchSynchronize(b *testing.B) {
 }
 
 // BenchSynchronizeRegisterLibFunc does what Synchronize does through
-// purego.RegisterLibFunc's reflection-built functions, for comparison.
-func (h *Harness) BenchSynchronizeRegisterLibFunc(b *testing.B) {
-	_, path := h.benchBackend(b)
+// purego.RegisterLibFunc's reflection-built functions, for comparison
+// (PrimaryContext vendors).
+func (s *Suite) BenchSynchronizeRegisterLibFunc(b *testing.B) {
+	_, path := s.benchBackend(b)
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		b.Fatal(err)
@@ -121,10 +123,10 @@ func (h *Harness) BenchSynchronizeRegisterLibFunc(b *testing.B) {
 		setCurrent func(ctx uintptr) int32
 		synchron   func() int32
 	)
-	purego.RegisterLibFunc(&deviceGet, lib, h.sym("DeviceGet"))
-	purego.RegisterLibFunc(&retain, lib, h.sym("DevicePrimaryCtxRetain"))
-	purego.RegisterLibFunc(&setCurrent, lib, h.sym("CtxSetCurrent"))
-	purego.RegisterLibFunc(&synchron, lib, h.sym("CtxSynchronize"))
+	purego.RegisterLibFunc(&deviceGet, lib, s.sym(driver.OpDeviceGet))
+	purego.RegisterLibFunc(&retain, lib, s.sym(driver.OpPrimaryCtxRetain))
+	purego.RegisterLibFunc(&setCurrent, lib, s.sym(driver.OpCtxSetCurrent))
+	purego.RegisterLibFunc(&synchron, lib, s.sym(driver.OpSynchronize))
 	var dev int32
 	var ctx uintptr
 	if r := deviceGet(&dev, 0); r != 0 {
@@ -147,19 +149,12 @@ func (h *Harness) BenchSynchronizeRegisterLibFunc(b *testing.B) {
 	}
 }
 
-func (h *Harness) buildAt(tb testing.TB, out string) {
-	tb.Helper()
-	dltestBuild(tb, h, out)
-}
-
-// BenchLaunch measures launch, which calls Launch on the package's
-// concrete *Backend (so the arguments stay on the caller's stack as in real
-// use; a call through the Backend interface would move them to the heap),
-// on the fake's no-op kernel fn ("nop3", "nop8") with a 64-byte buffer p. The
-// fake runs kernels synchronously, so this is the binding's own cost:
-// marshalling into the pinned buffer, thread lock, context, call.
-func (h *Harness) BenchLaunch(b *testing.B, fn string, launch func(be Backend, fn gpudrv.Function, p gpudrv.DevicePtr) error) {
-	be, _ := h.benchBackend(b)
+// BenchLaunch measures Launch of the fake's no-op kernel fn ("nop3",
+// "nop8") with arguments built once (args(p)), on the concrete
+// *driver.Backend. The fake runs kernels synchronously, so this is the
+// binding's own cost: marshalling, thread lock, context, call.
+func (s *Suite) BenchLaunch(b *testing.B, fn string, args func(p device.Ptr) []any) {
+	be, _ := s.benchBackend(b)
 	bench.modOnce.Do(func() {
 		bench.mod, bench.modErr = be.LoadModule(0, []byte(AddImage), "bench")
 	})
@@ -175,10 +170,20 @@ func (h *Harness) BenchLaunch(b *testing.B, fn string, launch func(be Backend, f
 		b.Fatal(err)
 	}
 	defer be.Free(0, p)
+	a := args(p)
+	one := [3]uint32{1, 1, 1}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := launch(be, f, p); err != nil {
+		if err := be.Launch(0, f, one, one, 0, a...); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Main runs a vendor package's tests and removes the benchmarks' folder;
+// call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
 }

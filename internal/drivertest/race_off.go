@@ -1,5 +1,5 @@
 //go:build !race
 
-package gpudrvtest
+package drivertest
 
 const raceEnabled = false

@@ -1,0 +1,266 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/device"
+)
+
+// testVendor is a small vendor description for the tests that need no
+// library.
+func testVendor(t device.Type, prefix string) *Vendor {
+	return &Vendor{
+		Type:        t,
+		ErrorPrefix: prefix,
+		VersionBase: 1000,
+		Library:     Library{Name: "libtest", Sonames: []string{"libtest.so.1"}},
+		Symbols: map[Op][]string{
+			OpInit: {"tInit"}, OpDriverVersion: {"tV"}, OpDeviceCount: {"tC"}, OpDeviceGet: {"tG"}, OpDeviceName: {"tN"},
+			OpDeviceTotalMem: {"tM_v2", "tM"}, OpDeviceAttribute: {"tA"}, OpSynchronize: {"tS"},
+			OpPrimaryCtxRetain: {"tR"}, OpCtxSetCurrent: {"tSet"},
+		},
+		Results: map[int]Result{
+			2:   {Name: prefix + "ERROR_OUT_OF_MEMORY", Is: []error{device.ErrOutOfMemory}},
+			100: {Name: prefix + "ERROR_NO_DEVICE", Is: []error{ErrNoDevice, device.ErrNotAvailable}},
+		},
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	e := &Error{Vendor: device.CUDA, Code: 100, Name: "CUDA_ERROR_NO_DEVICE", Message: "no CUDA-capable device is detected"}
+	assert.Equal(t, "cuda: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected", e.Error())
+	e.Message = ""
+	assert.Equal(t, "cuda: CUDA_ERROR_NO_DEVICE (100)", e.Error())
+	assert.Equal(t, "CUDA_ERROR_NO_DEVICE (100)", bare(e))
+	assert.Equal(t, "other", bare(errors.New("other")))
+}
+
+func TestErrorIs(t *testing.T) {
+	v := testVendor(device.CUDA, "CUDA_")
+	a := &api{v: v}
+	e := fmt.Errorf("wrapped: %w", a.errorOf(100))
+	assert.ErrorIs(t, e, ErrNoDevice)
+	assert.ErrorIs(t, e, device.ErrNotAvailable)
+	assert.NotErrorIs(t, e, device.ErrOutOfMemory)
+	assert.ErrorIs(t, fmt.Errorf("x: %w", a.errorOf(2)), device.ErrOutOfMemory)
+	assert.ErrorIs(t, e, &Error{Vendor: device.CUDA, Code: 100})
+	assert.NotErrorIs(t, e, &Error{Vendor: device.MUSA, Code: 100}, "another vendor's code is another error")
+	assert.NotErrorIs(t, a.errorOf(700), device.ErrOutOfMemory, "a code the table lacks matches nothing")
+	assert.Equal(t, "CUDA_ERROR_UNKNOWN_CODE_700", a.errorOf(700).Name)
+}
+
+func TestVendorValidate(t *testing.T) {
+	require.NoError(t, testVendor(device.CUDA, "CUDA_").Validate())
+	v := testVendor(device.CUDA, "CUDA_")
+	delete(v.Symbols, OpCtxSetCurrent)
+	assert.ErrorContains(t, v.Validate(), "OpCtxSetCurrent")
+	v.Context = CurrentDevice
+	assert.ErrorContains(t, v.Validate(), "OpSetDevice", "the context model decides what is required")
+	v = testVendor("CUDA", "CUDA_")
+	assert.ErrorContains(t, v.Validate(), "type name")
+	v = testVendor(device.CUDA, "CUDA_")
+	v.Library.Sonames = nil
+	assert.ErrorContains(t, v.Validate(), "soname")
+	assert.Error(t, (*Vendor)(nil).Validate())
+	assert.Panics(t, func() { New(&Vendor{}) }, "a broken description is a program bug")
+}
+
+func TestDecodeVersion(t *testing.T) {
+	for _, c := range []struct{ v, base, major, minor int }{
+		{13000, 1000, 13, 0},
+		{12040, 1000, 12, 4},
+		{11080, 1000, 11, 8},
+		{30100, 10000, 3, 1},
+		{40203, 10000, 4, 2},
+		{60140092, 10000000, 6, 1},
+		{70000000, 10000000, 7, 0},
+		{0, 1000, 0, 0},
+		{-1, 1000, 0, 0},
+		{13000, 7, 0, 0},
+	} {
+		v := &Vendor{VersionBase: c.base}
+		major, minor := v.DecodeVersion(c.v)
+		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "%d base %d", c.v, c.base)
+	}
+	assert.Equal(t, "13.0", (&Vendor{VersionBase: 1000}).FormatVersion(13000))
+}
+
+func FuzzDecodeVersion(f *testing.F) {
+	for _, v := range []int{0, 13000, 12040, 30100, 60140092, -5, 1 << 31} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v int) {
+		for _, base := range []int{1000, 10000, 10000000} {
+			major, minor := (&Vendor{VersionBase: base}).DecodeVersion(v)
+			if v < 0 {
+				if major != 0 || minor != 0 {
+					t.Fatalf("negative %d decoded to %d.%d", v, major, minor)
+				}
+				continue
+			}
+			if minor < 0 || minor > 99 || major < 0 {
+				t.Fatalf("%d base %d: %d.%d out of range", v, base, major, minor)
+			}
+			step := base / 100
+			if got := major*base + minor*step; got != v-v%step {
+				t.Fatalf("%d base %d: %d.%d re-encodes to %d", v, base, major, minor, got)
+			}
+		}
+	})
+}
+
+func TestFormatUUID(t *testing.T) {
+	u := [16]byte{0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f}
+	assert.Equal(t, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f", FormatUUID("GPU-", u))
+	assert.Equal(t, "00000000-0000-0000-0000-000000000000", FormatUUID("", [16]byte{}))
+}
+
+func FuzzFormatUUID(f *testing.F) {
+	f.Add([]byte("0123456789abcdef"))
+	re := regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var u [16]byte
+		copy(u[:], b)
+		if s := FormatUUID("GPU-", u); !re.MatchString(s) {
+			t.Fatalf("%q", s)
+		}
+	})
+}
+
+func FuzzCString(f *testing.F) {
+	f.Add([]byte("NVIDIA H200\x00garbage"))
+	f.Add([]byte("no terminator"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := cString(b)
+		if strings.IndexByte(s, 0) >= 0 || len(s) > len(b) || !strings.HasPrefix(string(b), s) {
+			t.Fatalf("cString(%q) = %q", b, s)
+		}
+	})
+}
+
+func TestCodeTruncates(t *testing.T) {
+	// The upper half of the return register is not defined for a C enum.
+	assert.Equal(t, 100, code(0xdeadbeef_00000064))
+	assert.Equal(t, 0, code(0xffffffff_00000000))
+	assert.Equal(t, -1, code(0xffffffff))
+}
+
+func TestModuleImage(t *testing.T) {
+	ptx := []byte(".version 8.0")
+	assert.Equal(t, append([]byte(".version 8.0"), 0), moduleImage(ptx), "PTX gets a NUL")
+	assert.Equal(t, ".version 8.0", string(ptx), "the caller's bytes are not touched")
+	withNul := []byte("x\x00")
+	assert.Same(t, &withNul[0], &moduleImage(withNul)[0])
+	elf := []byte("\x7fELF\x02\x01")
+	assert.Same(t, &elf[0], &moduleImage(elf)[0], "a cubin is passed as is")
+	fat := []byte{0x50, 0xed, 0x55, 0xba, 1, 0}
+	assert.Same(t, &fat[0], &moduleImage(fat)[0], "a fatbin is passed as is")
+	_, err := cName("function", "a\x00b")
+	assert.ErrorIs(t, err, device.ErrInvalidValue)
+	_, err = cName("function", "")
+	assert.ErrorIs(t, err, device.ErrInvalidValue)
+}
+
+func TestLaunchArgs(t *testing.T) {
+	lb, err := getLaunchBuf()
+	require.NoError(t, err)
+	defer putLaunchBuf(lb)
+	for i, c := range []struct {
+		arg  any
+		want uint64
+	}{
+		{device.Ptr(1 << 40), 1 << 40},
+		{uintptr(7), 7},
+		{int8(-1), 0xff},
+		{uint8(200), 200},
+		{int16(-2), 0xfffe},
+		{uint16(9), 9},
+		{int32(-1), 0xffffffff},
+		{uint32(5), 5},
+		{int64(-2), 1<<64 - 2},
+		{uint64(9), 9},
+		{float32(1), 0x3f800000},
+		{float64(1), 0x3ff0000000000000},
+	} {
+		require.NoError(t, lb.set(i, c.arg))
+		assert.Equal(t, c.want, lb.vals[i], "%T", c.arg)
+		assert.Equal(t, uintptr(unsafe.Pointer(&lb.vals[i])), lb.ptrs[i])
+	}
+	for _, bad := range []any{3, uint(3), "x", lb, nil} {
+		err := lb.set(0, bad)
+		assert.ErrorIs(t, err, device.ErrInvalidValue, "%T", bad)
+	}
+	assert.ErrorContains(t, lb.set(0, 3), "Go int")
+	assert.ErrorContains(t, lb.set(0, "x"), "type string")
+}
+
+func TestLaunchBufsReused(t *testing.T) {
+	seen := map[*launchBuf]bool{}
+	var held []*launchBuf
+	for range launchSlab + 3 { // past one slab: a second mapping
+		lb, err := getLaunchBuf()
+		require.NoError(t, err)
+		assert.False(t, seen[lb], "a buffer in use is not handed out twice")
+		seen[lb] = true
+		held = append(held, lb)
+	}
+	for _, lb := range held {
+		putLaunchBuf(lb)
+	}
+	lb, err := getLaunchBuf()
+	require.NoError(t, err)
+	assert.True(t, seen[lb], "a returned buffer is reused")
+	putLaunchBuf(lb)
+}
+
+func TestPinnedSet(t *testing.T) {
+	var ps pinnedSet
+	ps.add(1000, 100)
+	ps.add(5000, 10)
+	ps.add(3000, 1)
+	for _, c := range []struct {
+		p    uintptr
+		n    uint64
+		want bool
+	}{
+		{1000, 100, true}, {1050, 50, true}, {1050, 51, false}, {999, 2, false},
+		{5000, 10, true}, {5009, 1, true}, {5010, 1, false}, {3000, 1, true}, {3000, 2, false},
+		{0, 1, false}, {^uintptr(0) - 1, 10, false},
+	} {
+		assert.Equal(t, c.want, ps.contains(c.p, c.n), "[%d, +%d)", c.p, c.n)
+	}
+	ps.remove(1000)
+	assert.False(t, ps.contains(1000, 1))
+	assert.True(t, ps.contains(5000, 1))
+}
+
+func TestUnavailableNote(t *testing.T) {
+	u := &unavailable{reason: "cuda: no devices", cause: ErrNoDevice}
+	assert.Equal(t, "cuda: no devices", u.Error())
+	assert.ErrorIs(t, u, device.ErrNotAvailable)
+	assert.ErrorIs(t, u, ErrNoDevice)
+	u.note = "the alias is off; unset it"
+	assert.Equal(t, "cuda: no devices. The alias is off; unset it.", u.Error())
+	u.reason, u.note = "x failed.", "Done!"
+	assert.Equal(t, "x failed. Done!", u.Error())
+	b := &Backend{v: testVendor(device.CUDA, "CUDA_"), o: options{note: func() string { return "note" }}}
+	s := &state{err: u}
+	assert.NotSame(t, u, b.unavail(s), "a copy carries the note")
+	assert.Equal(t, "x failed.", u.reason, "the state's error is left alone")
+}
+
+func TestOpNames(t *testing.T) {
+	for op := Op(0); op < numOps; op++ {
+		assert.Regexp(t, `^Op[A-Z][A-Za-z]+$`, op.String())
+	}
+	assert.Equal(t, "Op(?)", Op(-1).String())
+	assert.Equal(t, "Op(?)", numOps.String())
+}

@@ -1,0 +1,40 @@
+package cuda
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/drivertest"
+)
+
+// suite runs the driver core's conformance cases against the fake
+// libcuda.so.1 (internal/drivertest/testdata), each in a child process.
+var suite = &drivertest.Suite{Vendor: Vendor, Fake: "cuda", Version: [2]int{13, 0}, Child: "TestFakeChild"}
+
+func TestMain(m *testing.M) { drivertest.Main(m) }
+
+func TestFakes(t *testing.T)     { suite.Run(t) }
+func TestFakeChild(t *testing.T) { suite.ChildMain(t) }
+
+func TestNewDoesNoIO(t *testing.T) {
+	b := New()
+	assert.Equal(t, device.CUDA, b.Type())
+	assert.False(t, b.Loaded(), "New and Type open nothing")
+}
+
+func BenchmarkCurrent(b *testing.B)                    { suite.BenchCurrent(b) }
+func BenchmarkSetCurrent(b *testing.B)                 { suite.BenchSetCurrent(b) }
+func BenchmarkSynchronize(b *testing.B)                { suite.BenchSynchronize(b) }
+func BenchmarkSynchronizeRegisterLibFunc(b *testing.B) { suite.BenchSynchronizeRegisterLibFunc(b) }
+
+func BenchmarkLaunch3Args(b *testing.B) {
+	suite.BenchLaunch(b, "nop3", func(p device.Ptr) []any { return []any{p, p + 8, uint32(1000)} })
+}
+
+func BenchmarkLaunch8Args(b *testing.B) {
+	suite.BenchLaunch(b, "nop8", func(p device.Ptr) []any {
+		return []any{p, p + 8, uint32(1000), uint32(7), uint64(1 << 40), uint64(3), float32(0.5), float64(2.5)}
+	})
+}

@@ -1,0 +1,181 @@
+package drivertest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+)
+
+// Suite is one vendor package under test.
+type Suite struct {
+	Vendor  *driver.Vendor // the package's description
+	Fake    string         // which fake to build: "cuda", "musa", "hip"
+	Version [2]int         // the fake's default driver version, decoded
+	Child   string         // the package's top-level test that calls ChildMain
+}
+
+const (
+	caseEnv = "DRIVERTEST_CASE"
+	dirsEnv = "DRIVERTEST_DIRS"
+	libEnv  = "DRIVERTEST_LIB" // the fake the case built, for checks and counters
+)
+
+// Build compiles the fake into a fresh private folder with the given -D
+// flags and returns its absolute path.
+func (s *Suite) Build(tb testing.TB, defines ...string) string {
+	tb.Helper()
+	dir := filepath.Join(dltest.PrivateDir(tb), "lib")
+	require.NoError(tb, os.MkdirAll(dir, 0o755))
+	return BuildFake(tb, s.Fake, dir, defines...)
+}
+
+// sym is the vendor's preferred name of op.
+func (s *Suite) sym(op driver.Op) string { return s.Vendor.Symbols[op][0] }
+
+// syms are all the vendor's names of op.
+func (s *Suite) syms(op driver.Op) []string { return s.Vendor.Symbols[op] }
+
+func (s *Suite) envVar() string     { return s.Vendor.Library.EnvVar }
+func (s *Suite) visibleEnv() string { return s.Vendor.VisibleEnv[0] }
+func (s *Suite) lib() string        { return s.Vendor.Library.Name }
+func (s *Suite) typ() device.Type   { return s.Vendor.Type }
+
+// library is the vendor's search with the folders the parent chose: a child
+// never searches the system's folders.
+func (s *Suite) library() driver.Library {
+	l := s.Vendor.Library
+	l.Dirs = nil
+	if d := os.Getenv(dirsEnv); d != "" {
+		l.Dirs = strings.Split(d, ":")
+	}
+	return l
+}
+
+// New makes a backend for a child case, with extra options.
+func (s *Suite) New(opts ...driver.Option) *driver.Backend {
+	return driver.New(s.Vendor, append([]driver.Option{driver.WithLibrary(s.library())}, opts...)...)
+}
+
+type fakeCase struct {
+	name string
+	// setup builds what the case needs and returns the child's environment.
+	setup func(t *testing.T, s *Suite) []string
+	// check runs in the child.
+	check func(t *testing.T, s *Suite, b *driver.Backend)
+}
+
+// Run runs every case, each in its own child process.
+func (s *Suite) Run(t *testing.T) {
+	if dltest.CC() == "" {
+		t.Skip("no C compiler (go env CC) to build the fake driver library")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := append(c.setup(t, s), caseEnv+"="+c.name)
+			if !hasKey(env, dirsEnv) {
+				env = append(env, dirsEnv+"="+dltest.PrivateDir(t))
+			}
+			out := dltest.MustChild(t, s.Child, env...)
+			if testing.Verbose() {
+				t.Log(out)
+			}
+		})
+	}
+}
+
+func hasKey(env []string, k string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, k+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// ChildMain runs the case named by the environment; the package's top-level
+// child test calls it.
+func (s *Suite) ChildMain(t *testing.T) {
+	if !dltest.IsChild(t) {
+		t.Skip("runs only as a child of " + strings.TrimPrefix(s.Child, "Test") + "'s parent test")
+	}
+	name := os.Getenv(caseEnv)
+	for _, c := range cases {
+		if c.name == name {
+			c.check(t, s, s.New())
+			return
+		}
+	}
+	t.Fatalf("unknown case %q", name)
+}
+
+// notAvailable checks the common shape of an unusable backend and returns
+// its reason.
+func notAvailable(t *testing.T, b *driver.Backend, targets ...error) string {
+	t.Helper()
+	r := b.Available()
+	assert.False(t, r.Available)
+	assert.Zero(t, r.Devices)
+	assert.NotEmpty(t, r.Reason)
+	_, err := b.Current()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
+	for _, target := range targets {
+		assert.ErrorIs(t, err, target)
+	}
+	assert.Equal(t, r.Reason, err.Error())
+	assert.ErrorIs(t, b.SetCurrent(0), device.ErrNotAvailable)
+	assert.ErrorIs(t, b.Synchronize(0), device.ErrNotAvailable)
+	_, err = b.Properties(0)
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
+	_, err = b.PCIBusID(0)
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
+	_, err = b.Alloc(0, 8)
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
+	_, err = b.NewStream(0)
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
+	info := b.Describe()
+	assert.Equal(t, "false", info.Extra["available"])
+	assert.Equal(t, r.Reason, info.Extra["reason"])
+	return r.Reason
+}
+
+// withOverride builds the fake (with defines) and points the override at it.
+func withOverride(defines []string, kv ...string) func(*testing.T, *Suite) []string {
+	return func(t *testing.T, s *Suite) []string {
+		p := s.Build(t, defines...)
+		return append([]string{s.envVar() + "=" + p, libEnv + "=" + p}, kv...)
+	}
+}
+
+func readLog(t *testing.T, p string) []string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Fields(string(b))
+}
+
+func count(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if l == s {
+			n++
+		}
+	}
+	return n
+}
+
+// cases is every scenario; the files cases_*.go add to it.
+var cases []fakeCase

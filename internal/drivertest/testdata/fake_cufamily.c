@@ -1,0 +1,117 @@
+/*
+ * A fake libcuda.so.1 (default) or libmusa.so.1 (-DFAKE_MU) with the real
+ * driver API names and C signatures (cuda.h; MUSA's musa.h mirrors it with
+ * the mu prefix and MUSA_ result names), for flagshim's tests. Behaviour:
+ * see fake_common.h. Build variants:
+ *   -DFAKE_NO_TOTALMEM_V2      lacks *DeviceTotalMem_v2 (old drivers: only the 32-bit *DeviceTotalMem)
+ *   -DFAKE_NO_PCI_BUS_ID       lacks the optional *DeviceGetPCIBusId
+ *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required *CtxSynchronize
+ *   -DFAKE_NO_MODULES          lacks every optional module, launch, memory and stream symbol
+ *   -DFAKE_NO_LOAD_DATA_EX     lacks *ModuleLoadDataEx (only *ModuleLoadData)
+ *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols
+ */
+#ifdef FAKE_MU
+#define FAKE_ERR_PREFIX "MUSA_"
+#define FAKE_DEFAULT_VERSION 30100
+#define SYM(x) mu##x
+#else
+#define FAKE_ERR_PREFIX "CUDA_"
+#define FAKE_DEFAULT_VERSION 13000
+#define SYM(x) cu##x
+#endif
+#include "fake_common.h"
+
+typedef int RESULT; /* CUresult / MUresult: an enum of int size */
+typedef int DEVICE;
+typedef struct ctx_st *CONTEXT;
+typedef struct uuid_st { char bytes[16]; } UUID;
+typedef struct mod_st *MODULE;
+typedef struct func_st *FUNCTION;
+typedef struct stream_st *STREAM;
+typedef struct event_st *EVENT;
+typedef unsigned long long DEVICEPTR;
+typedef int JIT_OPTION;
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT RESULT SYM(Init)(unsigned int Flags) { return fake_init(Flags); }
+EXPORT RESULT SYM(DriverGetVersion)(int *driverVersion) { return fake_driver_get_version(driverVersion); }
+EXPORT RESULT SYM(DeviceGetCount)(int *count) { return fake_device_get_count(count); }
+EXPORT RESULT SYM(DeviceGet)(DEVICE *device, int ordinal) { return fake_device_get(device, ordinal); }
+EXPORT RESULT SYM(DeviceGetName)(char *name, int len, DEVICE dev) { return fake_device_get_name(name, len, dev); }
+#ifndef FAKE_NO_TOTALMEM_V2
+EXPORT RESULT SYM(DeviceTotalMem_v2)(size_t *bytes, DEVICE dev) {
+	unsigned long long b = 0;
+	RESULT r = fake_device_total_mem(&b, dev);
+	if (r == 0) *bytes = (size_t)b;
+	return r;
+}
+#endif
+EXPORT RESULT SYM(DeviceTotalMem)(unsigned int *bytes, DEVICE dev) {
+	unsigned long long b = 0;
+	RESULT r = fake_device_total_mem(&b, dev);
+	if (r == 0) *bytes = b > 0xffffffffULL ? 0xffffffffU : (unsigned int)b;
+	return r;
+}
+EXPORT RESULT SYM(DeviceGetAttribute)(int *pi, int attrib, DEVICE dev) { return fake_device_get_attribute(pi, attrib, dev); }
+EXPORT RESULT SYM(DeviceGetUuid)(UUID *uuid, DEVICE dev) { return fake_device_get_uuid((unsigned char *)uuid->bytes, dev); }
+EXPORT RESULT SYM(DeviceGetUuid_v2)(UUID *uuid, DEVICE dev) { return fake_device_get_uuid((unsigned char *)uuid->bytes, dev); }
+#ifndef FAKE_NO_PCI_BUS_ID
+EXPORT RESULT SYM(DeviceGetPCIBusId)(char *pciBusId, int len, DEVICE dev) { return fake_device_get_pci_bus_id(pciBusId, len, dev); }
+#endif
+EXPORT RESULT SYM(DevicePrimaryCtxRetain)(CONTEXT *pctx, DEVICE dev) { return fake_primary_ctx_retain((void **)pctx, dev); }
+EXPORT RESULT SYM(DevicePrimaryCtxRelease_v2)(DEVICE dev) { return fake_primary_ctx_release(dev); }
+EXPORT RESULT SYM(CtxSetCurrent)(CONTEXT ctx) { return fake_ctx_set_current(ctx); }
+EXPORT RESULT SYM(CtxGetCurrent)(CONTEXT *pctx) { return fake_ctx_get_current((void **)pctx); }
+#ifndef FAKE_NO_CTX_SYNCHRONIZE
+EXPORT RESULT SYM(CtxSynchronize)(void) { return fake_ctx_synchronize(); }
+#endif
+EXPORT RESULT SYM(MemGetInfo_v2)(size_t *free, size_t *total) {
+	unsigned long long f = 0, t = 0;
+	RESULT r = fake_mem_get_info(&f, &t);
+	if (r == 0) { *free = (size_t)f; *total = (size_t)t; }
+	return r;
+}
+EXPORT RESULT SYM(GetErrorName)(RESULT error, const char **pStr) { return fake_error_name(error, pStr); }
+EXPORT RESULT SYM(GetErrorString)(RESULT error, const char **pStr) { return fake_error_string(error, pStr); }
+
+#ifndef FAKE_NO_MODULES
+#ifndef FAKE_NO_LOAD_DATA_EX
+EXPORT RESULT SYM(ModuleLoadDataEx)(MODULE *module, const void *image, unsigned int numOptions, JIT_OPTION *options, void **optionValues) {
+	return fake_module_load_data_ex((void **)module, image, numOptions, (const int *)options, optionValues);
+}
+#endif
+EXPORT RESULT SYM(ModuleLoadData)(MODULE *module, const void *image) { return fake_module_load((void **)module, image, NULL, 0); }
+EXPORT RESULT SYM(ModuleUnload)(MODULE hmod) { return fake_module_unload(hmod); }
+EXPORT RESULT SYM(ModuleGetFunction)(FUNCTION *hfunc, MODULE hmod, const char *name) { return fake_module_get_function((void **)hfunc, hmod, name); }
+EXPORT RESULT SYM(ModuleGetGlobal_v2)(DEVICEPTR *dptr, size_t *bytes, MODULE hmod, const char *name) { return fake_module_get_global(dptr, bytes, hmod, name); }
+EXPORT RESULT SYM(LaunchKernel)(FUNCTION f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+		unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+		STREAM hStream, void **kernelParams, void **extra) {
+	return fake_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+}
+EXPORT RESULT SYM(MemAlloc_v2)(DEVICEPTR *dptr, size_t bytesize) { return fake_mem_alloc(dptr, bytesize); }
+EXPORT RESULT SYM(MemFree_v2)(DEVICEPTR dptr) { return fake_mem_free(dptr); }
+EXPORT RESULT SYM(MemcpyHtoD_v2)(DEVICEPTR dstDevice, const void *srcHost, size_t ByteCount) { return fake_memcpy_htod(dstDevice, srcHost, ByteCount); }
+EXPORT RESULT SYM(MemcpyDtoH_v2)(void *dstHost, DEVICEPTR srcDevice, size_t ByteCount) { return fake_memcpy_dtoh(dstHost, srcDevice, ByteCount); }
+
+#ifndef FAKE_NO_STREAMS
+EXPORT RESULT SYM(StreamCreate)(STREAM *phStream, unsigned int Flags) { return fake_stream_create((void **)phStream, Flags); }
+EXPORT RESULT SYM(StreamSynchronize)(STREAM hStream) { return fake_stream_synchronize(hStream); }
+EXPORT RESULT SYM(StreamDestroy_v2)(STREAM hStream) { return fake_stream_destroy(hStream); }
+EXPORT RESULT SYM(StreamWaitEvent)(STREAM hStream, EVENT hEvent, unsigned int Flags) { return fake_stream_wait_event(hStream, hEvent, Flags); }
+EXPORT RESULT SYM(MemcpyHtoDAsync_v2)(DEVICEPTR dstDevice, const void *srcHost, size_t ByteCount, STREAM hStream) {
+	return fake_memcpy_async(OP_HTOD, (uintptr_t)dstDevice, (uintptr_t)srcHost, ByteCount, hStream);
+}
+EXPORT RESULT SYM(MemcpyDtoHAsync_v2)(void *dstHost, DEVICEPTR srcDevice, size_t ByteCount, STREAM hStream) {
+	return fake_memcpy_async(OP_DTOH, (uintptr_t)dstHost, (uintptr_t)srcDevice, ByteCount, hStream);
+}
+EXPORT RESULT SYM(EventCreate)(EVENT *phEvent, unsigned int Flags) { return fake_event_create((void **)phEvent, Flags); }
+EXPORT RESULT SYM(EventRecord)(EVENT hEvent, STREAM hStream) { return fake_event_record(hEvent, hStream); }
+EXPORT RESULT SYM(EventSynchronize)(EVENT hEvent) { return fake_event_synchronize(hEvent); }
+EXPORT RESULT SYM(EventElapsedTime)(float *pMilliseconds, EVENT hStart, EVENT hEnd) { return fake_event_elapsed(pMilliseconds, hStart, hEnd); }
+EXPORT RESULT SYM(EventDestroy_v2)(EVENT hEvent) { return fake_event_destroy(hEvent); }
+EXPORT RESULT SYM(MemHostAlloc)(void **pp, size_t bytesize, unsigned int Flags) { return fake_host_alloc(pp, bytesize, Flags); }
+EXPORT RESULT SYM(MemFreeHost)(void *p) { return fake_host_free(p); }
+#endif
+#endif
