@@ -17,36 +17,54 @@ import (
 // acceptance checks rely on these names and signatures, so a change to any of
 // them breaks this file's build before it breaks someone else's.
 var (
-	_                                                                     = probe.Result{Available: true, Devices: 1, Reason: ""}
-	_ probe.Func                                                          = func() probe.Result { return probe.Result{} }
-	_ func() *probe.Registry                                              = probe.New
-	_ *probe.Registry                                                     = probe.Default
-	_ func(*probe.Registry, string, probe.Func) error                     = (*probe.Registry).Register
-	_ func(*probe.Registry, string, string, probe.Func) (func(), error)   = (*probe.Registry).Redirect
-	_ func(*probe.Registry, string) probe.Result                          = (*probe.Registry).Live
-	_ func(*probe.Registry, string) probe.Result                          = (*probe.Registry).Original
-	_ func(*probe.Registry, string) []string                              = (*probe.Registry).RedirectedBy
-	_                                                                     = [4]device.Type{device.CPU, device.CUDA, device.MUSA, device.FlagOS}
-	_                                                                     = device.Device{Type: device.CUDA, Index: -1}
-	_ func(device.Device) string                                          = device.Device.String
-	_                                                                     = device.Properties{Name: "", Vendor: "", UUID: "", TotalMemory: 0, Major: 0, Minor: 0, MultiProcessors: 0}
-	_ func() *device.Registry                                             = device.NewRegistry
-	_ *device.Registry                                                    = device.Default
-	_ func(*device.Registry, device.Backend) error                        = (*device.Registry).Register
-	_ func(*device.Registry, device.Type) (device.Backend, error)         = (*device.Registry).Lookup
-	_ func(*device.Registry, device.Type) device.Type                     = (*device.Registry).Resolve
-	_ func(*device.Registry, device.Type, device.Type) (func(), error)    = (*device.Registry).Alias
-	_ func(*device.Registry, string) (device.Device, error)               = (*device.Registry).Parse
-	_ func(string) (device.Device, error)                                 = device.Parse
-	_ func(device.Type) (device.Backend, error)                           = device.Lookup
-	_ func(device.Backend) error                                          = device.Register
-	_                                                                     = alias.EnvVar == "FLAGOS_ALIAS_CUDA"
-	_                                                                     = alias.Decision{Active: false, From: device.CUDA, To: device.FlagOS, Reason: ""}
-	_ func(*probe.Registry, string) (alias.Decision, error)               = alias.Decide
-	_ func(*device.Registry, *probe.Registry) (alias.Decision, error)     = alias.Install
-	_ func(context.Context, ...flagshim.Option) (*flagshim.Report, error) = flagshim.Init
-	_ func(string, string, func(context.Context) error) error             = flagshim.AddStep
-	_                                                                     = flagshim.Report{Phases: []phases.Result{}, Alias: alias.Decision{}}
+	_                                                                                 = probe.Result{Available: true, Devices: 1, Reason: ""}
+	_ probe.Func                                                                      = func() probe.Result { return probe.Result{} }
+	_ func() *probe.Registry                                                          = probe.New
+	_ *probe.Registry                                                                 = probe.Default
+	_ func(*probe.Registry, string, probe.Func) error                                 = (*probe.Registry).Register
+	_ func(*probe.Registry, string, string, probe.Func) (func(), error)               = (*probe.Registry).Redirect
+	_ func(*probe.Registry, string) probe.Result                                      = (*probe.Registry).Live
+	_ func(*probe.Registry, string) probe.Result                                      = (*probe.Registry).Original
+	_ func(*probe.Registry, string) []string                                          = (*probe.Registry).RedirectedBy
+	_                                                                                 = [4]device.Type{device.CPU, device.CUDA, device.MUSA, device.FlagOS}
+	_                                                                                 = device.Device{Type: device.CUDA, Index: -1}
+	_ func(device.Device) string                                                      = device.Device.String
+	_                                                                                 = device.Properties{Name: "", Vendor: "", UUID: "", TotalMemory: 0, Major: 0, Minor: 0, MultiProcessors: 0}
+	_ func() *device.Registry                                                         = device.NewRegistry
+	_ *device.Registry                                                                = device.Default
+	_ func(*device.Registry, device.Backend) error                                    = (*device.Registry).Register
+	_ func(*device.Registry, device.Type) (device.Backend, error)                     = (*device.Registry).Lookup
+	_ func(*device.Registry, device.Type) device.Type                                 = (*device.Registry).Resolve
+	_ func(*device.Registry, device.Type, device.Type) (func(), error)                = (*device.Registry).Alias
+	_ func(*device.Registry, string) (device.Device, error)                           = (*device.Registry).Parse
+	_ func(string) (device.Device, error)                                             = device.Parse
+	_ func(device.Type) (device.Backend, error)                                       = device.Lookup
+	_ func(device.Backend) error                                                      = device.Register
+	_                                                                                 = alias.EnvVar == "FLAGOS_ALIAS_CUDA"
+	_                                                                                 = alias.Decision{Active: false, From: device.CUDA, To: device.FlagOS, Reason: ""}
+	_ func(*probe.Registry, string) (alias.Decision, error)                           = alias.Decide
+	_ func(*device.Registry, *probe.Registry, string) (alias.Decision, func(), error) = alias.Install
+	_ func(context.Context, ...flagshim.Option) (*flagshim.Report, error)             = flagshim.Init
+	_ func(string, string, func(context.Context) error) error                         = flagshim.AddStep
+	_                                                                                 = flagshim.Report{Phases: []phases.Result{}, Alias: alias.Decision{}}
+)
+
+// The wave 2 contract: compute through any backend, vendor-neutral errors.
+var (
+	_ device.Ptr                                                                             = device.Ptr(0)
+	_ func(device.Memory) (uint64, uint64, error)                                            = func(m device.Memory) (uint64, uint64, error) { return m.MemInfo(0) }
+	_ func(device.Memory, int, uint64) (device.Ptr, error)                                   = device.Memory.Alloc
+	_ func(device.Memory, int, device.Ptr) error                                             = device.Memory.Free
+	_ func(device.Memory, int, device.Ptr, []byte) error                                     = device.Memory.CopyHtoD
+	_ func(device.Memory, int, []byte, device.Ptr) error                                     = device.Memory.CopyDtoH
+	_ func(device.Compute, int, []byte, string) (device.LoadedModule, error)                 = device.Compute.LoadModule
+	_ func(device.Compute, int, device.Function, [3]uint32, [3]uint32, uint32, ...any) error = device.Compute.Launch
+	_ func(device.LoadedModule, string) (device.Function, error)                             = device.LoadedModule.Function
+	_ func(device.LoadedModule) error                                                        = device.LoadedModule.Unload
+	_ device.Module                                                                          = device.LoadedModule(nil)
+	_ func(device.Function) string                                                           = device.Function.Name
+	_                                                                                        = [...]error{device.ErrInvalidIndex, device.ErrOutOfMemory, device.ErrNotFound, device.ErrNotSupported}
+	_                                                                                        = device.HIP
 )
 
 // The Backend interface has exactly the contract's methods (a type with only

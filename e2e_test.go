@@ -18,11 +18,10 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/cli"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
+	"github.com/flagos-ai/flagshim/internal/drivertest"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -55,8 +54,8 @@ func buildFakes(t *testing.T) {
 		fakes.missing = filepath.Join(dir, "empty")
 		require.NoError(t, os.MkdirAll(lib, 0o755))
 		require.NoError(t, os.MkdirAll(fakes.missing, 0o755))
-		cuda := gpudrvtest.BuildFake(t, "cuda", lib)
-		musa := gpudrvtest.BuildFake(t, "musa", lib)
+		cuda := drivertest.BuildFake(t, "cuda", lib)
+		musa := drivertest.BuildFake(t, "musa", lib)
 		fakes.cuda, fakes.musa = cuda, musa
 	})
 	if fakes.cuda == "" {
@@ -159,7 +158,7 @@ type observed struct {
 	LookupCUDA  device.Type
 	LookupErr   string
 	UseCUDAErr  string // SetCurrent(0) on what Lookup(cuda) gave
-	UseCUDANA   bool   // that error matches cuda.ErrNotAvailable
+	UseCUDANA   bool   // that error matches device.ErrNotAvailable
 	UseCUDAName string // Properties(0).Name on it
 	Original    probe.Result
 	Live        probe.Result
@@ -196,7 +195,7 @@ func TestE2EChild(t *testing.T) {
 		o.LookupCUDA = b.Type()
 		if err := b.SetCurrent(0); err != nil {
 			o.UseCUDAErr = err.Error()
-			o.UseCUDANA = errors.Is(err, cuda.ErrNotAvailable)
+			o.UseCUDANA = errors.Is(err, device.ErrNotAvailable)
 		} else if p, err := b.Properties(0); err == nil {
 			o.UseCUDAName = p.Name
 		}
@@ -331,7 +330,7 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		assert.Equal(t, o.Original, o.Live, "no redirect")
 		assert.Empty(t, o.RedirectBy)
 		if !m.cudaUsable {
-			assert.True(t, o.UseCUDANA, "cuda keeps failing loudly, with cuda.ErrNotAvailable: %s", o.UseCUDAErr)
+			assert.True(t, o.UseCUDANA, "cuda keeps failing loudly, with device.ErrNotAvailable: %s", o.UseCUDAErr)
 			if e.aliasOff && e.flagosDevs > 0 {
 				assert.Contains(t, o.UseCUDAErr, "alias is off (FLAGOS_ALIAS_CUDA=0)", "and says the variable turned the alias off")
 			} else {

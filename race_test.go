@@ -15,13 +15,12 @@ import (
 )
 
 // TestEverythingAtOnce runs Init, Parse, Lookup, Live, Original, Redirect and
-// its undo, Install and Uninstall from many goroutines at once. Under -race
+// its undo, Install and its undo from many goroutines at once. Under -race
 // it proves the registries are safe to share; the assertions prove that no
 // reader ever sees a half-applied state.
 func TestEverythingAtOnce(t *testing.T) {
 	t.Setenv(alias.EnvVar, "")
 	s := newTestShim(t, noCUDA, flagos2)
-	t.Cleanup(func() { alias.Uninstall(s.devs, s.probes) })
 
 	const workers = 8
 	var wg sync.WaitGroup
@@ -74,10 +73,11 @@ func TestEverythingAtOnce(t *testing.T) {
 		require.NoError(t, devs.Register(flagos2))
 		require.NoError(t, probes.Register("cuda", noCUDA.Available))
 		require.NoError(t, probes.Register("flagos", flagos2.Available))
-		d, err := alias.Install(devs, probes)
+		d, undo, err := alias.Install(devs, probes, "")
 		assert.NoError(t, err)
 		assert.True(t, d.Active)
-		assert.True(t, alias.Uninstall(devs, probes))
+		undo()
+		assert.Empty(t, devs.Aliases(), "undo removes what Install applied")
 	})
 	close(start)
 	wg.Wait()

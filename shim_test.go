@@ -86,7 +86,6 @@ func TestAliasSurvivesAnEarlierRedirect(t *testing.T) {
 			t.Setenv(alias.EnvVar, tt.env)
 			s := newTestShim(t, tt.cuda, flagos2)
 			require.NoError(t, s.addStep(PhaseVendorCompat, "redirect_cuda", redirectCUDAToAvailable(s)))
-			t.Cleanup(func() { alias.Uninstall(s.devs, s.probes) })
 
 			rep, err := s.init(context.Background())
 			require.NoError(t, err)
@@ -114,7 +113,6 @@ func TestAliasSurvivesAnEarlierRedirect(t *testing.T) {
 func TestInitRunsPhasesInOrderOnce(t *testing.T) {
 	t.Setenv(alias.EnvVar, "")
 	s := newTestShim(t, noCUDA, flagos2)
-	t.Cleanup(func() { alias.Uninstall(s.devs, s.probes) })
 	var mu sync.Mutex
 	var trail []string
 	record := func(name string) func(context.Context) error {
@@ -163,7 +161,6 @@ func TestInitRunsPhasesInOrderOnce(t *testing.T) {
 func TestInitReportsStepErrorsAndGoesOn(t *testing.T) {
 	t.Setenv(alias.EnvVar, "")
 	s := newTestShim(t, noCUDA, flagos2)
-	t.Cleanup(func() { alias.Uninstall(s.devs, s.probes) })
 	boom := errors.New("vendor lib missing")
 	require.NoError(t, s.addStep(PhaseVendorCompat, "broken", func(context.Context) error { return boom }))
 	require.NoError(t, s.addStep(PhaseVendorCompat, "panics", func(context.Context) error { panic("oops") }))
@@ -199,7 +196,6 @@ func TestBadLogLevelIsReportedAndInitGoesOn(t *testing.T) {
 	t.Setenv(alias.EnvVar, "")
 	t.Setenv("FLAGOS_LOG", "loud")
 	s := newTestShim(t, noCUDA, flagos2)
-	t.Cleanup(func() { alias.Uninstall(s.devs, s.probes) })
 	rep, err := s.init(context.Background())
 	require.Error(t, err)
 	assert.ErrorContains(t, err, `FLAGOS_LOG="loud"`)

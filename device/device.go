@@ -15,6 +15,7 @@ const (
 	CPU    Type = "cpu"
 	CUDA   Type = "cuda"
 	MUSA   Type = "musa"
+	HIP    Type = "hip" // AMD ROCm and Hygon DCU
 	FlagOS Type = "flagos"
 )
 

@@ -235,13 +235,7 @@ func (s *state) opErr(op Op, d *devState, err error) error {
 
 // lacks is the error of a call whose operations the library does not have.
 func (s *state) lacks(what string, ops ...Op) error {
-	var missing []string
-	for _, op := range ops {
-		if s.api.addr[op] == 0 {
-			missing = append(missing, symName(s.v, op))
-		}
-	}
-	return fmt.Errorf("%w: %s: %s lacks %s, needed for %s", device.ErrNotSupported, s.v.Type, s.path, strings.Join(missing, ", "), what)
+	return fmt.Errorf("%w: %s: %s lacks %s, needed for %s", device.ErrNotSupported, s.v.Type, s.path, strings.Join(s.api.missing(ops...), ", "), what)
 }
 
 // ready returns the loaded state for a call that needs ops, or why it

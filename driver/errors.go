@@ -15,12 +15,12 @@ import (
 // device's: device.ErrNotAvailable, device.ErrInvalidIndex,
 // device.ErrOutOfMemory, ...
 var (
-	ErrNoDevice       = errors.New("driver: no device")             // *_ERROR_NO_DEVICE, or zero devices
-	ErrStubLibrary    = errors.New("driver: stub library")          // the toolkit's link-time stub, not the driver
-	ErrDriverMismatch = errors.New("driver: driver mismatch")       // the kernel module and the library do not match
-	ErrNotInitialized = errors.New("driver: not initialized")       // *_ERROR_NOT_INITIALIZED, *_ERROR_DEINITIALIZED
-	ErrInvalidContext = errors.New("driver: invalid context")       // *_ERROR_INVALID_CONTEXT
-	ErrTimedOut       = errors.New("driver: init timed out")        // the driver's init did not return in time
+	ErrNoDevice       = errors.New("driver: no device")                // *_ERROR_NO_DEVICE, or zero devices
+	ErrStubLibrary    = errors.New("driver: stub library")             // the toolkit's link-time stub, not the driver
+	ErrDriverMismatch = errors.New("driver: driver mismatch")          // the kernel module and the library do not match
+	ErrNotInitialized = errors.New("driver: not initialized")          // *_ERROR_NOT_INITIALIZED, *_ERROR_DEINITIALIZED
+	ErrInvalidContext = errors.New("driver: invalid context")          // *_ERROR_INVALID_CONTEXT
+	ErrTimedOut       = errors.New("driver: init timed out")           // the driver's init did not return in time
 	ErrTooManyDevices = errors.New("driver: implausible device count") // more devices than MaxDevices
 
 	// The loader's errors, for errors.Is on a backend's unavailable error.

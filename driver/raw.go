@@ -75,6 +75,17 @@ func (a *api) has(ops ...Op) bool {
 	return true
 }
 
+// missing names the operations of ops the library lacks.
+func (a *api) missing(ops ...Op) []string {
+	var names []string
+	for _, op := range ops {
+		if a.addr[op] == 0 {
+			names = append(names, symName(a.v, op))
+		}
+	}
+	return names
+}
+
 // sym names op for messages: the name found, else the vendor's first name.
 func (a *api) sym(op Op) string {
 	if a != nil && a.name[op] != "" {

@@ -15,7 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flagos-ai/flagshim/internal/cli"
-	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
+	"github.com/flagos-ai/flagshim/internal/drivertest"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
@@ -72,10 +72,8 @@ func TestScripts(t *testing.T) {
 const fakesDir = "/tmp/flagshim-cli-fakes"
 
 func buildFakes(t *testing.T) (cuda, musa string) {
-	cudaSrc, inc := gpudrvtest.FakeSources(t, "cuda")
-	musaSrc, _ := gpudrvtest.FakeSources(t, "musa")
 	h := sha256.New()
-	for _, f := range []string{cudaSrc, musaSrc, filepath.Join(inc, "fake_common.h")} {
+	for _, f := range append(drivertest.FakeSources(t, "cuda"), drivertest.FakeSources(t, "musa")...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -95,8 +93,8 @@ func buildFakes(t *testing.T) (cuda, musa string) {
 		if err := os.Chmod(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		gpudrvtest.BuildFake(t, "cuda", tmp)
-		gpudrvtest.BuildFake(t, "musa", tmp)
+		drivertest.BuildFake(t, "cuda", tmp)
+		drivertest.BuildFake(t, "musa", tmp)
 		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) && !errors.Is(err, syscall.ENOTEMPTY) {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/internal/gpudrv/gpudrvtest"
+	"github.com/flagos-ai/flagshim/internal/drivertest"
 )
 
 func TestPut(t *testing.T) {
@@ -191,7 +191,7 @@ func buildCheck(t *testing.T) string {
 // and returns its path.
 func buildFake(t *testing.T, vendor string) string {
 	t.Helper()
-	return gpudrvtest.BuildFake(t, vendor, dltest.PrivateDir(t))
+	return drivertest.BuildFake(t, vendor, dltest.PrivateDir(t))
 }
 
 // runCheck runs check with args in an environment scrubbed of flagshim's

@@ -31,6 +31,7 @@ type Config struct {
 // multiprocessors.
 type Device struct {
 	Name            string
+	Vendor          string // "devicetest" when empty
 	UUID            string
 	Memory          uint64
 	Major, Minor    int
@@ -81,10 +82,13 @@ func New(c Config) *Backend {
 		c.Devices = []Device{{}}
 	}
 	for i, d := range c.Devices {
-		p := device.Properties{Name: d.Name, Vendor: "devicetest", UUID: d.UUID, TotalMemory: d.Memory,
+		p := device.Properties{Name: d.Name, Vendor: d.Vendor, UUID: d.UUID, TotalMemory: d.Memory,
 			Major: d.Major, Minor: d.Minor, MultiProcessors: d.MultiProcessors}
 		if p.Name == "" {
 			p.Name = "Fake GPU " + strconv.Itoa(i)
+		}
+		if p.Vendor == "" {
+			p.Vendor = "devicetest"
 		}
 		if p.UUID == "" {
 			p.UUID = fmt.Sprintf("FAKE-%08x-0000-0000-0000-%012x", i, i)

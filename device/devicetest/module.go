@@ -250,4 +250,3 @@ func (b *Backend) run(f *function, d *dev, grid, block [3]uint32, sharedMem uint
 	}
 	return nil
 }
-

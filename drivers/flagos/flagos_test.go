@@ -213,16 +213,18 @@ func TestIndexMapping(t *testing.T) {
 		"Properties":  func(i int) error { _, err := fl.Properties(i); return err },
 	}
 	for name, call := range calls {
-		for _, i := range []int{2, 3, -1, 1 << 31} {
+		for _, i := range []int{2, 3, -2, 1 << 31} {
 			err := call(i)
-			require.ErrorIs(t, err, flagos.ErrIndex, "%s(%d)", name, i)
-			assert.Equal(t, fmt.Sprintf("flagos:%d: index out of range, flagos has 2 devices (0..1) through musa", i), err.Error())
+			require.ErrorIs(t, err, device.ErrInvalidIndex, "%s(%d)", name, i)
+			assert.Equal(t, fmt.Sprintf("device: invalid device index: flagos:%d: flagos has 2 devices (0..1, or -1 for the current device) through musa", i), err.Error())
 		}
 	}
 	assert.Equal(t, 1, m.lastSet, "an out-of-range index must not reach the vendor")
+	require.NoError(t, fl.SetCurrent(-1), "-1, the current device, is passed on")
+	assert.Equal(t, -1, m.lastSet)
 
 	one, _ := routed(t, 1)
-	assert.EqualError(t, one.Synchronize(1), "flagos:1: index out of range, flagos has 1 device (0..0) through musa")
+	assert.EqualError(t, one.Synchronize(1), "device: invalid device index: flagos:1: flagos has 1 device (0..0, or -1 for the current device) through musa")
 }
 
 func TestProperties(t *testing.T) {
@@ -428,11 +430,10 @@ func TestAliasRedirectCannotRecurse(t *testing.T) {
 		check(t, devs, probes, fl, m)
 	})
 	t.Run("alias.Install", func(t *testing.T) {
-		t.Setenv(alias.EnvVar, "1")
 		devs, probes, fl, m, _ := setup(t)
-		d, err := alias.Install(devs, probes)
+		d, undo, err := alias.Install(devs, probes, "1")
 		require.NoError(t, err)
-		t.Cleanup(func() { alias.Uninstall(devs, probes) })
+		t.Cleanup(undo)
 		require.True(t, d.Active, d.Reason)
 		check(t, devs, probes, fl, m)
 	})

@@ -2,16 +2,15 @@ package acme
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -113,26 +112,37 @@ func parseBool(name, v string) (bool, error) {
 	return false, fmt.Errorf("acme: %s=%q: want 1/true/on/yes or 0/false/off/no", name, v)
 }
 
-// ErrIndex is wrapped by errors about a device index outside 0..n-1.
-var ErrIndex = errors.New("acme: device index out of range")
-
-// Backend is the fake acme accelerator: a device.Backend and a
-// device.Describer with a fixed number of devices. It is safe for concurrent
-// use. The current device is process-wide (a real runtime keeps it per
-// thread).
+// Backend is the fake acme accelerator: the flagshim test double
+// (device/devicetest) configured as acme's devices, so it offers the whole
+// device model (memory, modules of Go kernels, streams) to code that asks
+// for cuda on an acme-only machine. It is safe for concurrent use.
 type Backend struct {
-	n       int
-	current atomic.Int32
-	syncs   atomic.Int64
+	*devicetest.Backend
+	n int
 }
 
 var (
 	_ device.Backend   = (*Backend)(nil)
 	_ device.Describer = (*Backend)(nil)
+	_ device.Memory    = (*Backend)(nil)
+	_ device.Compute   = (*Backend)(nil)
 )
 
 // New returns an acme backend with n devices (n <= 0: not available).
-func New(n int) *Backend { return &Backend{n: max(n, 0)} }
+func New(n int) *Backend {
+	n = max(n, 0)
+	c := devicetest.Config{Type: Type}
+	if n == 0 {
+		c.Unavailable = "acme: no devices (" + EnvDevices + "=0)"
+	}
+	for i := range max(n, 1) {
+		c.Devices = append(c.Devices, devicetest.Device{
+			Name: "Acme A1", Vendor: "Acme", UUID: fmt.Sprintf("acme-0000-0000-0000-%012d", i), Memory: MemoryPerDevice,
+			Major: 1, Minor: 0, MultiProcessors: 32,
+		})
+	}
+	return &Backend{Backend: devicetest.New(c), n: n}
+}
 
 // FromEnv returns a backend with ACME_DEVICES devices (1 when unset or
 // empty).
@@ -148,80 +158,18 @@ func FromEnv() (*Backend, error) {
 	return New(int(n)), nil
 }
 
-// Type is "acme".
-func (b *Backend) Type() device.Type { return Type }
-
 // Available is acme's original probe.
 func (b *Backend) Available() probe.Result {
 	if b.n == 0 {
-		return probe.Result{Reason: "acme: no devices (" + EnvDevices + "=0)"}
+		return b.Backend.Available()
 	}
 	return probe.Result{Available: true, Devices: b.n, Reason: fmt.Sprintf("%d fake acme devices (%s)", b.n, EnvDevices)}
-}
-
-// DeviceCount is the number of devices.
-func (b *Backend) DeviceCount() (int, error) { return b.n, nil }
-
-// Current is the current device.
-func (b *Backend) Current() (int, error) {
-	if b.n == 0 {
-		return 0, b.indexError(0)
-	}
-	return int(b.current.Load()), nil
-}
-
-// SetCurrent makes device index current.
-func (b *Backend) SetCurrent(index int) error {
-	if err := b.check(index); err != nil {
-		return err
-	}
-	b.current.Store(int32(index))
-	return nil
-}
-
-// Synchronize waits for device index (there is never work queued).
-func (b *Backend) Synchronize(index int) error {
-	if err := b.check(index); err != nil {
-		return err
-	}
-	b.syncs.Add(1)
-	return nil
-}
-
-// Properties describe device index.
-func (b *Backend) Properties(index int) (device.Properties, error) {
-	if err := b.check(index); err != nil {
-		return device.Properties{}, err
-	}
-	return device.Properties{
-		Name:            "Acme A1",
-		Vendor:          "Acme",
-		UUID:            fmt.Sprintf("acme-0000-0000-0000-%012d", index),
-		TotalMemory:     MemoryPerDevice,
-		Major:           1,
-		Minor:           0,
-		MultiProcessors: 32,
-	}, nil
 }
 
 // Describe says where the backend came from: no library (pure Go).
 func (b *Backend) Describe() device.Info {
 	return device.Info{
 		DriverVersion: "1.0",
-		Extra:         map[string]string{"source": "github.com/flagos-ai/flagshim/examples/acme (pure Go, fake)"},
+		Extra:         map[string]string{"source": "github.com/flagos-ai/flagshim/examples/acme (pure Go, the devicetest double)"},
 	}
-}
-
-func (b *Backend) check(index int) error {
-	if index < 0 || index >= b.n {
-		return b.indexError(index)
-	}
-	return nil
-}
-
-func (b *Backend) indexError(index int) error {
-	if b.n == 0 {
-		return fmt.Errorf("acme:%d: %w: acme has no devices (%s=0)", index, ErrIndex, EnvDevices)
-	}
-	return fmt.Errorf("acme:%d: %w: acme has %d devices (0..%d)", index, ErrIndex, b.n, b.n-1)
 }

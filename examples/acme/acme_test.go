@@ -37,12 +37,12 @@ func TestBackend(t *testing.T) {
 	assert.Equal(t, "Acme", p.Vendor)
 	assert.Equal(t, uint64(acme.MemoryPerDevice), p.TotalMemory)
 
-	for _, i := range []int{-1, 3} {
-		assert.ErrorIs(t, b.SetCurrent(i), acme.ErrIndex)
-		assert.ErrorIs(t, b.Synchronize(i), acme.ErrIndex)
+	for _, i := range []int{-2, 3} {
+		assert.ErrorIs(t, b.SetCurrent(i), device.ErrInvalidIndex)
+		assert.ErrorIs(t, b.Synchronize(i), device.ErrInvalidIndex)
 		_, err := b.Properties(i)
-		assert.ErrorIs(t, err, acme.ErrIndex)
-		assert.ErrorContains(t, err, "acme has 3 devices (0..2)")
+		assert.ErrorIs(t, err, device.ErrInvalidIndex)
+		assert.ErrorContains(t, err, "valid indexes are 0..2")
 	}
 	assert.Equal(t, "1.0", b.Describe().DriverVersion)
 
@@ -50,7 +50,7 @@ func TestBackend(t *testing.T) {
 	assert.False(t, none.Available().Available)
 	assert.Contains(t, none.Available().Reason, "ACME_DEVICES=0")
 	_, err = none.Current()
-	assert.ErrorIs(t, err, acme.ErrIndex)
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
 }
 
 func TestFromEnv(t *testing.T) {
@@ -96,7 +96,7 @@ func TestFlagosRoutesToAcme(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Acme A1 (acme:1)", p.Name)
 	_, err = fl.Properties(2)
-	assert.ErrorIs(t, err, flagos.ErrIndex)
+	assert.ErrorIs(t, err, device.ErrInvalidIndex)
 }
 
 // Init runs once per process: each case below runs one TestChild* test of

@@ -62,3 +62,12 @@ func BuildFake(tb testing.TB, vendor, dir string, defines ...string) string {
 	buildFakeAt(tb, vendor, out, defines...)
 	return out
 }
+
+// FakeSources lists the files vendor's fake is built from (its C source and
+// the shared header), as absolute paths, for tests that cache built fakes
+// by their sources' hash.
+func FakeSources(tb testing.TB, vendor string) []string {
+	tb.Helper()
+	r := root(tb)
+	return []string{filepath.Join(r, fakes[vendor].src), filepath.Join(r, "internal", "drivertest", "testdata", "fake_common.h")}
+}

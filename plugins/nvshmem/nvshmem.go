@@ -85,7 +85,7 @@ func WithDevice(ordinal int) Option { return func(o *options) { o.device = ordin
 // use; calls into the library are serialised.
 type Lib struct {
 	Path     string       // the file opened
-	Attempts []dl.Attempt // the search, in order
+	Attempts []device.Attempt // the search, in order
 
 	mu     sync.Mutex // serialises every call into the library
 	lib    *dl.Library
@@ -103,9 +103,9 @@ type syms struct {
 	vendorVersion                                              uintptr // optional
 }
 
-// Spec is the library search of Open, with getenv for $VIRTUAL_ENV, $HOME
+// spec is the library search of Open, with getenv for $VIRTUAL_ENV, $HOME
 // and $CONDA_PREFIX (nil: os.Getenv).
-func Spec(getenv func(string) string) dl.Spec {
+func spec(getenv func(string) string) dl.Spec {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -152,7 +152,7 @@ func Open(opts ...Option) (*Lib, error) {
 	if o.device < 0 {
 		return nil, fmt.Errorf("%w: device %d", ErrInvalid, o.device)
 	}
-	lib, err := dl.Open(Spec(o.getenv))
+	lib, err := dl.Open(spec(o.getenv))
 	if err != nil {
 		hint := fmt.Sprintf("install the NVSHMEM wheel (pip install nvidia-nvshmem-cu12 or -cu13), add its nvidia/nvshmem/lib folder to LD_LIBRARY_PATH, or set %s=/abs/path/to/%s", EnvVar, Soname)
 		if errors.Is(err, dl.ErrNotFound) {
@@ -160,7 +160,14 @@ func Open(opts ...Option) (*Lib, error) {
 		}
 		return nil, fmt.Errorf("nvshmem: %w", err)
 	}
-	l := &Lib{Path: lib.Path, Attempts: lib.Attempts, lib: lib, opts: o}
+	l := &Lib{Path: lib.Path, lib: lib, opts: o}
+	for _, a := range lib.Attempts {
+		da := device.Attempt{Path: a.Path}
+		if a.Err != nil {
+			da.Error = a.Err.Error()
+		}
+		l.Attempts = append(l.Attempts, da)
+	}
 	for _, s := range []struct {
 		p    *uintptr
 		name string

@@ -24,7 +24,7 @@ _Static_assert(sizeof(nvshmemx_uniqueid_args_t) == 24, "uniqueid_args");
 _Static_assert(sizeof(nvshmemx_init_args_t) == 128, "init_args");
 _Static_assert(sizeof(nvshmemx_init_attr_t) == 144, "init_attr");
 
-extern int fake_cuda_current_device(void);
+extern int fake_current_ordinal(void);
 
 static int status, mype = -1, npes = -1;
 static atomic_int busy;
@@ -36,7 +36,7 @@ static void enter(void) {
 }
 static void leave(void) { atomic_fetch_sub(&busy, 1); }
 static int ctx_ok(void) {
-	if (fake_cuda_current_device() < 0) { n_noctx++; return 0; }
+	if (fake_current_ordinal() < 0) { n_noctx++; return 0; }
 	return 1;
 }
 
