@@ -23,6 +23,7 @@ status=0
 for p in "${pkgs[@]}"; do
 	p=./${p#./}
 	name=$(echo "${p#./}" | tr / _)
+	case $name in "" | .) name=root ;; esac
 	if CGO_ENABLED=0 go test -c -tags gpu -o ".gpu/$name.test" "$p"; then
 		echo "gpu-build: $p -> .gpu/$name.test"
 	else

@@ -83,6 +83,7 @@ for t in "${tests[@]}"; do
 	args=()
 	case $name in
 	plugins_nvshmem) dir=plugins/nvshmem args=(-test.run GPU) ;;
+	root) dir=. args=(-test.run GPU) ;;
 	esac
 	echo "== $name"
 	(cd "$dir" && "$root/$t" -test.v -test.count=1 -test.timeout=5m "${args[@]}") 2>&1 | tee "$log"

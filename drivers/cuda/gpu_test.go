@@ -24,17 +24,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 )
 
-var gpu = sync.OnceValue(func() *Backend {
+var gpu = sync.OnceValue(func() *driver.Backend {
 	log := zap.NewNop()
 	if os.Getenv("FLAGSHIM_GPU_LOG") != "" {
 		log, _ = zap.NewDevelopment()
 	}
-	return New(WithLogger(log))
+	return New(driver.WithLogger(log))
 })
 
-func gpuBackend(t testing.TB) *Backend {
+func gpuBackend(t testing.TB) *driver.Backend {
 	t.Helper()
 	b := gpu()
 	r := b.Available()
@@ -188,7 +191,7 @@ func TestGPUConcurrentSetCurrentSynchronize(t *testing.T) {
 		t.Error(err)
 	}
 	err = b.SetCurrent(n)
-	assert.ErrorIs(t, err, ErrInvalidDevice)
+	assert.ErrorIs(t, err, device.ErrInvalidIndex)
 	t.Logf("%d goroutines x %d iterations over %d device(s); out of range: %v", goroutines, iters, n, err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,7 +36,8 @@ func (c *rawCUDA) check(fn string, r uintptr) {
 }
 
 func openRawCUDA(t *testing.T) *rawCUDA {
-	lib, err := dl.Open(cuda.LibrarySpec(os.Getenv))
+	l := cuda.Vendor.Library // the very search drivers/cuda makes
+	lib, err := dl.Open(dl.Spec{Name: l.Name, EnvVar: l.EnvVar, Sonames: l.Sonames, Dirs: l.Dirs})
 	require.NoError(t, err)
 	sym := func(names ...string) uintptr {
 		a, _, err := lib.SymAny(names...)
@@ -226,4 +228,14 @@ func TestGPURawScenario(t *testing.T) {
 		c.check("cuMemFree", call1(c.memFree, p))
 	}
 	require.NoError(t, lib.Finalize())
+}
+
+// call1 calls a C function with pointer arguments written as
+// uintptr(unsafe.Pointer(&x)) in the call: go:uintptrescapes keeps each x
+// alive and in place until the call returns, as it does for SyscallN.
+//
+//go:uintptrescapes
+func call1(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
 }

@@ -2,18 +2,9 @@
 
 package nvshmem
 
-// The proof through flagshim's own driver. It assumes drivers/cuda's
-// module API (not written yet when this test was):
-//
-//	b := cuda.New(cuda.WithHooks(hooks))
-//	m, err := b.LoadModule(index int, image []byte, label string) (*cuda.Module, error) // applies hooks; unloads on a hook failure
-//	fn, err := m.Function(name string) (cuda.Function, error)
-//	err = b.Launch(index int, fn cuda.Function, grid, block [3]uint32, shared uint32, args ...any) // DevicePtr, uint32 arguments
-//	p, err := b.Alloc(index int, n uint64) (cuda.DevicePtr, error)
-//	err = b.CopyHtoD(index int, dst cuda.DevicePtr, src []byte); err = b.CopyDtoH(index int, dst []byte, src cuda.DevicePtr)
-//	err = b.Free(index int, p cuda.DevicePtr)
-//	err = m.Unload() // releases hooks, then cuModuleUnload
-//	*cuda.Module implements device.Module (the value hooks.Apply was given)
+// The proof through flagshim's own driver core (drivers/cuda's
+// backend: LoadModule applies the hooks and unloads on a hook failure;
+// Unload releases them first).
 
 import (
 	"encoding/binary"
@@ -26,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
@@ -51,7 +43,7 @@ func TestGPUDriverScenario(t *testing.T) {
 	_, err = lib.Register(hooks)
 	require.NoError(t, err)
 
-	b := cuda.New(cuda.WithHooks(hooks))
+	b := cuda.New(driver.WithHooks(hooks))
 	const dev = 0
 
 	// (a) the plain kernel.
@@ -95,7 +87,7 @@ func TestGPUDriverScenario(t *testing.T) {
 	// (c), (d).
 	out, err := b.Alloc(dev, 8)
 	require.NoError(t, err)
-	expect := func(m *cuda.Module, kernel string, want [2]int32, what string) {
+	expect := func(m device.LoadedModule, kernel string, want [2]int32, what string) {
 		t.Helper()
 		assert.Equal(t, []string{HookName}, hooks.Applied(m), what)
 		require.NoError(t, b.CopyHtoD(dev, out, []byte{0xf9, 0xff, 0xff, 0xff, 0xf9, 0xff, 0xff, 0xff}))
@@ -122,7 +114,7 @@ func TestGPUDriverScenario(t *testing.T) {
 	require.NoError(t, m1.Unload())
 	expect(m2, "write_pe2", [2]int32{100, 101}, "pe2.cubin after pe.cubin's unload")
 	require.NoError(t, m2.Unload())
-	for _, p := range []cuda.DevicePtr{da, db, dc, out} {
+	for _, p := range []device.Ptr{da, db, dc, out} {
 		require.NoError(t, b.Free(dev, p))
 	}
 	require.NoError(t, lib.Finalize())

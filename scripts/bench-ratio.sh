@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The hot paths of the Go backend against the C floor (scripts/cfloor.c: the
+# same driver calls made from C), interleaved on one GPU machine, with the
+# ratios the compute issue sets as goals (Launch <= 1.15x, Synchronize <=
+# 1.3x, SetCurrent <= 3x, all with 0 allocations).
+#
+#   scripts/bench-ratio.sh build       # here: .gpu/cfloor and .gpu/drivers_cuda.test
+#   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
+#
+# Each round runs the C program once and the Go benchmarks once (count 1),
+# so both see the machine in the same state; the medians of the rounds are
+# compared. Logs go to $OUT when set (the device runner), else .gpu/logs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case ${1:-} in
+build)
+	mkdir -p .gpu
+	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl
+	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
+	ls -l .gpu/cfloor .gpu/drivers_cuda.test
+	;;
+run)
+	rounds=${2:-5}
+	logs=${OUT:-.gpu/logs}
+	mkdir -p "$logs"
+	log=$logs/bench-ratio.log
+	: >"$log"
+	for r in $(seq "$rounds"); do
+		.gpu/cfloor drivers/cuda/testdata/gpu.ptx 200000 1 | tee -a "$log"
+		(cd drivers/cuda && ../../.gpu/drivers_cuda.test -test.run '^$' -test.bench 'GPU(SetCurrent|Synchronize|Launch)' \
+			-test.benchmem -test.count 1) | grep '^Benchmark' | tee -a "$log"
+	done
+	echo "== medians of $rounds rounds (ns/op) and ratios" | tee -a "$log"
+	awk '
+		/^Benchmark/ {
+			name = $1; sub(/-[0-9]+$/, "", name)
+			for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") v = $i
+			n[name]++; x[name, n[name]] = v
+			for (i = 1; i <= NF; i++) if ($(i+1) == "allocs/op") allocs[name] = $i
+		}
+		function median(k,   m, i, j, t, a) {
+			m = n[k]; for (i = 1; i <= m; i++) a[i] = x[k, i]
+			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+		}
+		function row(goal, g, c, limit,   gm, cm) {
+			if (!n[g] || !n[c]) { printf "%-24s missing (%s or %s)\n", goal, g, c; return }
+			gm = median(g); cm = median(c)
+			printf "%-24s Go %9.1f  C %9.1f  ratio %5.2f (goal <= %s)  Go allocs/op %s\n", goal, gm, cm, gm / cm, limit, allocs[g]
+		}
+		END {
+			row("SetCurrent", "BenchmarkGPUSetCurrent", "BenchmarkC_SetCurrent", "3")
+			row("Synchronize", "BenchmarkGPUSynchronize", "BenchmarkC_Synchronize", "1.3")
+			row("Launch (3 args)", "BenchmarkGPULaunch3Args", "BenchmarkC_SetLaunch3Args", "1.15")
+			row("Launch (8 args)", "BenchmarkGPULaunch8Args", "BenchmarkC_SetLaunch8Args", "1.15")
+			row("Launch (3) vs bare C", "BenchmarkGPULaunch3Args", "BenchmarkC_Launch3Args", "-")
+			row("Launch (8) vs bare C", "BenchmarkGPULaunch8Args", "BenchmarkC_Launch8Args", "-")
+		}' "$log" | tee -a "$log"
+	;;
+*)
+	echo "usage: scripts/bench-ratio.sh build | run [rounds]" >&2
+	exit 2
+	;;
+esac
