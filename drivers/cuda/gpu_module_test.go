@@ -25,6 +25,7 @@ import (
 // storing each argument in an 8-byte slot of out, and no-op kernels of 3
 // and 8 parameters for the launch benchmarks. The shapes match the fake's
 // module (drivertest.AddImage), so the same checks run on both.
+//
 //go:embed testdata/gpu.ptx
 var gpuPTX string
 

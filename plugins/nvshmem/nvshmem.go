@@ -84,7 +84,7 @@ func WithDevice(ordinal int) Option { return func(o *options) { o.device = ordin
 // Lib is an opened NVSHMEM host library. Its methods are safe for concurrent
 // use; calls into the library are serialised.
 type Lib struct {
-	Path     string       // the file opened
+	Path     string           // the file opened
 	Attempts []device.Attempt // the search, in order
 
 	mu     sync.Mutex // serialises every call into the library
