@@ -28,6 +28,7 @@ var allowedImports = map[string][]string{
 	"drivers/flagos":   {"device", "probe"},
 	"alias":            {"device", "probe"},
 	"plugins/nvshmem":  {"device", "probe", "internal/dl", "drivers/cuda"},
+	"presence":         {"device", "internal/dl"},
 	"":                 {"probe", "device", "phases", "alias", "internal/logging", "drivers/cuda", "drivers/musa", "drivers/flagos"},
 	"internal/cli":     {"", "probe", "device", "alias", "internal/logging"},
 }
