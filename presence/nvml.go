@@ -49,11 +49,11 @@ var nvmlLib = libDesc{
 }
 
 type nvmlSyms struct {
-	init, shutdown, errorString            uintptr
-	count, handle, name, uuid, memory      uintptr
-	driverVersion                          uintptr
+	init, shutdown, errorString           uintptr
+	count, handle, name, uuid, memory     uintptr
+	driverVersion                         uintptr
 	computeCapability, cudaVersion, pciV3 uintptr
-	initName                               string
+	initName                              string
 }
 
 func (s *nvmlSyms) table() []sym {

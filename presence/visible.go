@@ -296,7 +296,7 @@ func strtolBase0(s string) (int64, bool) {
 	case neg && over:
 		return -1 << 63, true
 	case neg:
-		return -int64(u - 1) - 1, true // u <= 2^63
+		return -int64(u-1) - 1, true // u <= 2^63
 	case over || u == lim:
 		return 1<<63 - 1, true
 	}
