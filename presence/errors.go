@@ -12,6 +12,7 @@ type Error struct {
 	Message string // the library's ErrorString; "" when it has none
 }
 
+// Error says which call failed, with the code, its name and the message.
 func (e *Error) Error() string {
 	name := e.Name
 	if name == "" {

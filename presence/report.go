@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -176,5 +175,3 @@ func plural(n int) string {
 	}
 	return "s"
 }
-
-func joinNotes(notes []string) string { return strings.Join(notes, "; ") }

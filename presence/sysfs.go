@@ -88,17 +88,23 @@ func (c *config) readAttr(p string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// readProps reads a KFD "properties" file: one "name value" pair a line,
-// values unsigned decimal. Lines that are not such a pair are skipped.
+// readProps reads a KFD "properties" file (see parseProps).
 func (c *config) readProps(p string) (map[string]uint64, error) {
 	s, err := c.readAttr(p)
 	if err != nil {
 		return nil, err
 	}
+	return parseProps(s), nil
+}
+
+// parseProps parses KFD properties: one "name value" pair a line, values
+// unsigned decimal, as kfd_topology.c prints them. Lines that are not such
+// a pair are skipped; a repeated name keeps its last value.
+func parseProps(s string) map[string]uint64 {
 	props := map[string]uint64{}
 	for _, line := range strings.Split(s, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok {
+		if !ok || k == "" {
 			continue
 		}
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
@@ -107,5 +113,5 @@ func (c *config) readProps(p string) (map[string]uint64, error) {
 		}
 		props[k] = n
 	}
-	return props, nil
+	return props
 }

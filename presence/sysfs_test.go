@@ -220,3 +220,40 @@ func TestNodesRealRoot(t *testing.T) {
 		assert.NotEmpty(t, r.Reason, v)
 	}
 }
+
+func TestParseProps(t *testing.T) {
+	got := parseProps("simd_count 304\nunique_id 18446744073709551615\n  domain 1 \nbad line\nneg -1\nhex 0x10\n\nsimd_count 8\n")
+	assert.Equal(t, map[string]uint64{"simd_count": 8, "unique_id": 1<<64 - 1, "domain": 1}, got)
+}
+
+// FuzzParseProps: any file content parses without panic, into names with
+// no space.
+func FuzzParseProps(f *testing.F) {
+	f.Add("simd_count 304\nunique_id 123\n")
+	f.Add("a 1\n\n b  2\n")
+	f.Add(" \x00 9")
+	f.Fuzz(func(t *testing.T, s string) {
+		for k := range parseProps(s) {
+			if k == "" || strings.ContainsAny(k, " \n") {
+				t.Fatalf("bad name %q from %q", k, s)
+			}
+		}
+	})
+}
+
+// FuzzDecimal: decimal accepts exactly the canonical non-negative int32s
+// and leading zeros.
+func FuzzDecimal(f *testing.F) {
+	for _, s := range []string{"0", "12", "007", "", "+1", " 1", "2147483648", "99999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := decimal(s)
+		if !ok {
+			return
+		}
+		if v < 0 || strings.TrimLeft(s, "0") != strings.TrimLeft(fmt.Sprint(v), "0") {
+			t.Fatalf("decimal(%q) = %d", s, v)
+		}
+	})
+}
