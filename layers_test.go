@@ -23,6 +23,7 @@ var allowedImports = map[string][]string{
 	"internal/dl":       {},
 	"internal/logging":  {},
 	"device/devicetest": {"device", "probe"},
+	"presence":          {"device", "internal/dl"},
 	"driver":            {"device", "probe", "internal/dl"},
 	"drivers/cuda":      {"device", "driver"},
 	"drivers/musa":      {"device", "driver", "drivers/cuda"},

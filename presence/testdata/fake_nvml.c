@@ -1,0 +1,232 @@
+// A fake libnvidia-ml.so.1 for presence's tests: the real names and C
+// signatures of nvml.h (NVIDIA/go-nvml pkg/nvml/nvml.h), behaviour driven by
+// the environment:
+//
+//   FAKE_NVML_LOG            file each call appends its name to
+//   FAKE_NVML_INIT_RESULT    nvmlInit's return code (default 0)
+//   FAKE_NVML_COUNT          devices (default 2, at most 64)
+//   FAKE_NVML_COUNT_RESULT   nvmlDeviceGetCount's return code
+//   FAKE_NVML_HANDLE_FAIL    index whose handle lookup fails (999)
+//   FAKE_NVML_NAME_RESULT    nvmlDeviceGetName's return code
+//   FAKE_NVML_NAMES          comma-separated names (default "Fake NVIDIA GPU <i>")
+//   FAKE_NVML_UUIDS          comma-separated UUIDs (default GPU-0000000<i>-...)
+//   FAKE_NVML_MEM_TOTAL      bytes per device (default 80 GiB; 1 GiB used)
+//   FAKE_NVML_DRIVER         driver version (default 550.54.15)
+//   FAKE_NVML_CUDA           CUDA driver API version (default 12040)
+//
+// Build variants: -DFAKE_V1_ONLY (the pre-R319 names nvmlInit,
+// nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex), -DFAKE_NO_CC,
+// -DFAKE_NO_CUDA_VERSION, -DFAKE_NO_PCI (optional symbols missing),
+// -DFAKE_NO_NAME (a required one missing).
+//
+// Every query but the init, shutdown and error-string calls answers
+// NVML_ERROR_UNINITIALIZED unless an nvmlInit is outstanding, as NVML does.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st {
+    int index;
+} *nvmlDevice_t;
+typedef struct nvmlMemory_st {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t v3 is 68 bytes");
+
+#define NVML_SUCCESS 0
+#define NVML_ERROR_UNINITIALIZED 1
+#define NVML_ERROR_INVALID_ARGUMENT 2
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_UNKNOWN 999
+
+static struct nvmlDevice_st devices[64];
+static int inits;
+
+static void logcall(const char *name) {
+    const char *p = getenv("FAKE_NVML_LOG");
+    if (!p || !*p) return;
+    FILE *f = fopen(p, "a");
+    if (!f) return;
+    fprintf(f, "%s\n", name);
+    fclose(f);
+}
+
+static long envlong(const char *k, long def) {
+    const char *v = getenv(k);
+    return (v && *v) ? strtol(v, NULL, 10) : def;
+}
+
+// nth copies the n-th comma-separated item of the variable k into out.
+static int nth(const char *k, int n, char *out, size_t len) {
+    const char *v = getenv(k);
+    if (!v || !*v) return 0;
+    for (int i = 0; i < n; i++) {
+        v = strchr(v, ',');
+        if (!v) return 0;
+        v++;
+    }
+    size_t l = strcspn(v, ",");
+    if (l >= len) l = len - 1;
+    memcpy(out, v, l);
+    out[l] = 0;
+    return 1;
+}
+
+static int count(void) {
+    long n = envlong("FAKE_NVML_COUNT", 2);
+    if (n < 0) n = 0;
+    if (n > 64) n = 64;
+    return (int)n;
+}
+
+static nvmlReturn_t put(char *dst, unsigned int length, const char *s) {
+    if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(s) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+    strcpy(dst, s);
+    return NVML_SUCCESS;
+}
+
+#ifdef FAKE_V1_ONLY
+#define INIT nvmlInit
+#define GETCOUNT nvmlDeviceGetCount
+#define GETHANDLE nvmlDeviceGetHandleByIndex
+#else
+#define INIT nvmlInit_v2
+#define GETCOUNT nvmlDeviceGetCount_v2
+#define GETHANDLE nvmlDeviceGetHandleByIndex_v2
+#endif
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+nvmlReturn_t INIT(void) {
+    logcall(STR(INIT));
+    nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_INIT_RESULT", 0);
+    if (r != NVML_SUCCESS) return r;
+    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+    logcall("nvmlShutdown");
+    int n = __atomic_load_n(&inits, __ATOMIC_SEQ_CST);
+    if (n <= 0) return NVML_ERROR_UNINITIALIZED;
+    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
+    return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t r) {
+    logcall("nvmlErrorString");
+    switch (r) {
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 2: return "Invalid Argument";
+    case 3: return "Not Supported";
+    case 9: return "Driver Not Loaded";
+    }
+    return "Unknown Error";
+}
+
+#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return NVML_ERROR_UNINITIALIZED; } while (0)
+
+nvmlReturn_t GETCOUNT(unsigned int *n) {
+    logcall(STR(GETCOUNT));
+    NEED_INIT();
+    if (!n) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_COUNT_RESULT", 0);
+    if (r != NVML_SUCCESS) return r;
+    *n = (unsigned int)count();
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t GETHANDLE(unsigned int index, nvmlDevice_t *dev) {
+    logcall(STR(GETHANDLE));
+    NEED_INIT();
+    if (!dev || index >= (unsigned int)count()) return NVML_ERROR_INVALID_ARGUMENT;
+    if ((long)index == envlong("FAKE_NVML_HANDLE_FAIL", -1)) return NVML_ERROR_UNKNOWN;
+    devices[index].index = (int)index;
+    *dev = &devices[index];
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NO_NAME
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned int length) {
+    logcall("nvmlDeviceGetName");
+    NEED_INIT();
+    if (!dev) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_NAME_RESULT", 0);
+    if (r != NVML_SUCCESS) return r;
+    char buf[128];
+    if (!nth("FAKE_NVML_NAMES", dev->index, buf, sizeof buf))
+        snprintf(buf, sizeof buf, "Fake NVIDIA GPU %d", dev->index);
+    return put(name, length, buf);
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int length) {
+    logcall("nvmlDeviceGetUUID");
+    NEED_INIT();
+    if (!dev) return NVML_ERROR_INVALID_ARGUMENT;
+    char buf[128];
+    if (!nth("FAKE_NVML_UUIDS", dev->index, buf, sizeof buf))
+        snprintf(buf, sizeof buf, "GPU-%08x-1111-2222-3333-444444444444", dev->index);
+    return put(uuid, length, buf);
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m) {
+    logcall("nvmlDeviceGetMemoryInfo");
+    NEED_INIT();
+    if (!dev || !m) return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned long long total = (unsigned long long)envlong("FAKE_NVML_MEM_TOTAL", 80L << 30);
+    m->total = total;
+    m->used = 1ULL << 30;
+    m->free = total - m->used;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+    logcall("nvmlSystemGetDriverVersion");
+    NEED_INIT();
+    const char *v = getenv("FAKE_NVML_DRIVER");
+    return put(version, length, (v && *v) ? v : "550.54.15");
+}
+
+#ifndef FAKE_NO_CC
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t dev, int *major, int *minor) {
+    logcall("nvmlDeviceGetCudaComputeCapability");
+    NEED_INIT();
+    if (!dev || !major || !minor) return NVML_ERROR_INVALID_ARGUMENT;
+    *major = 9;
+    *minor = 0;
+    return NVML_SUCCESS;
+}
+#endif
+
+#ifndef FAKE_NO_CUDA_VERSION
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) {
+    logcall("nvmlSystemGetCudaDriverVersion_v2");
+    NEED_INIT();
+    if (!v) return NVML_ERROR_INVALID_ARGUMENT;
+    *v = (int)envlong("FAKE_NVML_CUDA", 12040);
+    return NVML_SUCCESS;
+}
+#endif
+
+#ifndef FAKE_NO_PCI
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci) {
+    logcall("nvmlDeviceGetPciInfo_v3");
+    NEED_INIT();
+    if (!dev || !pci) return NVML_ERROR_INVALID_ARGUMENT;
+    memset(pci, 0, sizeof *pci);
+    pci->bus = 0x18 + (unsigned int)dev->index;
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
+    snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+    pci->pciDeviceId = 0x233010de;
+    return NVML_SUCCESS;
+}
+#endif
