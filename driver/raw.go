@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
@@ -119,16 +117,10 @@ func code(r uintptr) int { return int(int32(uint32(r))) }
 // uintptr(unsafe.Pointer(&x)) written in the call, so that the compiler
 // keeps x alive and in place for the call (SyscallN is go:uintptrescapes);
 // a helper in between would lose that guarantee.
-func (a *api) callList(op Op, args []uintptr) int {
-	r, _, _ := purego.SyscallN(a.addr[op], args...)
-	return code(r)
-}
+func (a *api) callList(op Op, args []uintptr) int { return code(ccall(a.addr[op], args)) }
 
 // call0 runs an operation of no arguments.
-func (a *api) call0(op Op) int {
-	r, _, _ := purego.SyscallN(a.addr[op])
-	return code(r)
-}
+func (a *api) call0(op Op) int { return code(ccall(a.addr[op], nil)) }
 
 // ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.

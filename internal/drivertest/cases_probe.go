@@ -19,7 +19,7 @@ import (
 
 func init() {
 	cases = append(cases,
-		fakeCase{name: "no_library", setup: func(*testing.T, *Suite) []string { return nil }, check: noLibrary},
+		fakeCase{name: "no_library", setup: func(*testing.T, *Suite) []string { return []string{absentEnv + "=1"} }, check: noLibrary},
 		fakeCase{name: "ld_library_path", setup: ldLibraryPath, check: foundThroughLoader},
 		fakeCase{name: "absolute_override", setup: absoluteOverride, check: overrideWins},
 		fakeCase{name: "relative_override", setup: relativeOverride, check: relativeRefused},
@@ -55,7 +55,7 @@ func init() {
 func noLibrary(t *testing.T, s *Suite, b *driver.Backend) {
 	reason := notAvailable(t, b, driver.ErrLibraryNotFound)
 	assert.Contains(t, reason, s.lib()+" not found")
-	assert.Contains(t, reason, s.Vendor.Library.Sonames[0])
+	assert.Contains(t, reason, s.library().Sonames[0])
 	assert.Contains(t, reason, s.envVar()+"=/abs/path")
 	_, err := b.DeviceCount()
 	assert.ErrorIs(t, err, driver.ErrLibraryNotFound)
@@ -65,7 +65,7 @@ func noLibrary(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Empty(t, info.Library)
 	assert.Empty(t, info.DriverVersion)
 	require.NotEmpty(t, info.Attempts)
-	assert.Equal(t, s.Vendor.Library.Sonames[0], info.Attempts[0].Path)
+	assert.Contains(t, info.Attempts[0].Path, s.library().Sonames[0])
 	assert.NotEmpty(t, info.Attempts[0].Error)
 }
 
@@ -126,9 +126,13 @@ func worldWritable(t *testing.T, s *Suite) []string {
 }
 
 func worldWritableSearched(t *testing.T, s *Suite) []string {
-	p := s.Build(t)
+	// Under the absent soname, so that a real driver installed on the
+	// machine is not found first through the dynamic loader's folders.
+	built := s.Build(t)
+	p := filepath.Join(filepath.Dir(built), "lib"+string(s.typ())+"-absent-drivertest.so.1")
+	require.NoError(t, os.Rename(built, p))
 	require.NoError(t, os.Chmod(filepath.Dir(p), 0o777))
-	return []string{dirsEnv + "=" + filepath.Dir(p), libEnv + "=" + p}
+	return []string{dirsEnv + "=" + filepath.Dir(p), libEnv + "=" + p, absentEnv + "=1"}
 }
 
 func unsafeSkipped(t *testing.T, s *Suite, b *driver.Backend) {

@@ -27,6 +27,10 @@ const (
 	caseEnv = "DRIVERTEST_CASE"
 	dirsEnv = "DRIVERTEST_DIRS"
 	libEnv  = "DRIVERTEST_LIB" // the fake the case built, for checks and counters
+	// absentEnv makes the child search a soname no machine has, for the
+	// cases about a library that is not there: on a machine with the real
+	// driver installed (the GPU machine) the real soname would be found.
+	absentEnv = "DRIVERTEST_ABSENT_SONAME"
 )
 
 // Build compiles the fake into a fresh private folder with the given -D
@@ -54,6 +58,9 @@ func (s *Suite) typ() device.Type   { return s.Vendor.Type }
 func (s *Suite) library() driver.Library {
 	l := s.Vendor.Library
 	l.Dirs = nil
+	if os.Getenv(absentEnv) != "" {
+		l.Sonames = []string{"lib" + string(s.typ()) + "-absent-drivertest.so.1"}
+	}
 	if d := os.Getenv(dirsEnv); d != "" {
 		l.Dirs = strings.Split(d, ":")
 	}

@@ -1,0 +1,40 @@
+//go:build linux && !cgo
+
+#include "textflag.h"
+
+// ctramp calls block.fn(block.args[0..10]) with the C calling convention
+// and stores the integer result in block.r1. The block (ccall_fast.go):
+//	0   fn
+//	8   unused
+//	16  args[0] .. 96 args[10]
+//	104 r1
+// runtime.cgocall runs it on the system stack with the block's address in
+// DI. The frame (48 bytes and the saved BP) keeps SP 16-byte aligned at the
+// CALL; args[6..10] go to the stack, the block's address to 40(SP).
+GLOBL ·ctrampABI0(SB), NOPTR|RODATA, $8
+DATA ·ctrampABI0(SB)/8, $ctramp<>(SB)
+TEXT ctramp<>(SB), NOSPLIT, $48
+	MOVQ DI, 40(SP)
+	MOVQ DI, R11
+	MOVQ 64(R11), AX
+	MOVQ AX, 0(SP)
+	MOVQ 72(R11), AX
+	MOVQ AX, 8(SP)
+	MOVQ 80(R11), AX
+	MOVQ AX, 16(SP)
+	MOVQ 88(R11), AX
+	MOVQ AX, 24(SP)
+	MOVQ 96(R11), AX
+	MOVQ AX, 32(SP)
+	MOVQ 16(R11), DI
+	MOVQ 24(R11), SI
+	MOVQ 32(R11), DX
+	MOVQ 40(R11), CX
+	MOVQ 48(R11), R8
+	MOVQ 56(R11), R9
+	MOVQ 0(R11), R10
+	XORL AX, AX
+	CALL R10
+	MOVQ 40(SP), R11
+	MOVQ AX, 104(R11)
+	RET
