@@ -72,8 +72,10 @@ var DefaultHooks = NewHooks()
 // (they would wait for themselves). They may register hooks and read
 // [Hooks.Applied].
 //
-// Modules are keyed by identity: a Module must be comparable (drivers use
-// pointers), and Release must be given the value Apply was given.
+// Modules are keyed by identity: a Module must be a pointer (drivers' are);
+// any other value is refused with ErrInvalidHook, never hashed, so no module
+// value can panic the registry. Release must be given the value Apply was
+// given.
 //
 // Hooks run on the goroutine that calls Apply or Release; a hook that needs a
 // particular CUDA/MUSA context current makes it current itself on a locked
@@ -84,7 +86,7 @@ type Hooks struct {
 	idle  *sync.Cond            // on mu; broadcast when a removed hook's last call ends
 	order []*hookEntry          // live hooks in registration order; replaced, never edited in place
 	names map[string]*hookEntry // names taken, including hooks being removed
-	mods  map[Module]*modState  // modules with hooks applied, or an Apply in progress
+	mods  map[modKey]*modState  // modules with hooks applied, or an Apply in progress
 }
 
 type hookEntry struct {
@@ -98,6 +100,7 @@ type hookEntry struct {
 type modState struct {
 	mu      sync.Mutex   // held through Apply, Release and a removal's finalize
 	m       Module       // immutable
+	key     modKey       // immutable
 	applied []*hookEntry // in order of application; guarded by Hooks.mu
 	gone    bool         // released, rolled back or emptied; guarded by Hooks.mu
 }
@@ -115,7 +118,7 @@ func (h *Hooks) lazyInit() {
 	if h.names == nil {
 		h.idle = sync.NewCond(&h.mu)
 		h.names = map[string]*hookEntry{}
-		h.mods = map[Module]*modState{}
+		h.mods = map[modKey]*modState{}
 	}
 }
 
@@ -177,7 +180,7 @@ func (h *Hooks) remove(e *hookEntry) error {
 			ms.applied = slices.DeleteFunc(slices.Clone(ms.applied), func(x *hookEntry) bool { return x == e })
 			if len(ms.applied) == 0 && !ms.gone {
 				ms.gone = true
-				delete(h.mods, ms.m)
+				delete(h.mods, ms.key)
 			}
 		}
 		h.mu.Unlock()
@@ -224,14 +227,29 @@ func (h *Hooks) end(e *hookEntry) {
 	h.mu.Unlock()
 }
 
-func checkModule(m Module) error {
+// modKey identifies a module by its dynamic type and address. Keying the
+// registry's map by the Module interface itself would hash the dynamic
+// value, which panics for a comparable type holding, say, a slice in an
+// interface field; a pointer's address always hashes.
+type modKey struct {
+	t reflect.Type
+	p uintptr
+}
+
+// keyOf checks m and returns its key: modules are pointers (the drivers'
+// are), so a module's identity is its address.
+func keyOf(m Module) (modKey, error) {
 	if m == nil {
-		return fmt.Errorf("%w: nil module", ErrInvalidHook)
+		return modKey{}, fmt.Errorf("%w: nil module", ErrInvalidHook)
 	}
-	if !reflect.TypeOf(m).Comparable() {
-		return fmt.Errorf("%w: module type %T is not comparable (use a pointer)", ErrInvalidHook, m)
+	v := reflect.ValueOf(m)
+	if v.Kind() != reflect.Pointer {
+		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; hooks key modules by identity, so a Module must be a pointer", ErrInvalidHook, m)
 	}
-	return nil
+	if v.IsNil() {
+		return modKey{}, fmt.Errorf("%w: nil %T module", ErrInvalidHook, m)
+	}
+	return modKey{t: v.Type(), p: v.Pointer()}, nil
 }
 
 // Apply runs the matching hooks' Init on m, in registration order. Drivers
@@ -245,10 +263,11 @@ func (h *Hooks) Apply(m Module) error {
 	if h == nil {
 		return nil
 	}
-	if err := checkModule(m); err != nil {
+	key, err := keyOf(m)
+	if err != nil {
 		return err
 	}
-	ms := &modState{m: m}
+	ms := &modState{m: m, key: key}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	h.mu.Lock()
@@ -257,11 +276,11 @@ func (h *Hooks) Apply(m Module) error {
 		h.mu.Unlock()
 		return nil
 	}
-	if _, dup := h.mods[m]; dup {
+	if _, dup := h.mods[key]; dup {
 		h.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrModuleApplied, m.Label())
 	}
-	h.mods[m] = ms
+	h.mods[key] = ms
 	hooks := h.order // never edited in place
 	h.mu.Unlock()
 
@@ -309,7 +328,7 @@ func (h *Hooks) Apply(m Module) error {
 	h.mu.Lock()
 	if len(ms.applied) == 0 {
 		ms.gone = true
-		delete(h.mods, m)
+		delete(h.mods, key)
 	}
 	h.mu.Unlock()
 	return nil
@@ -321,7 +340,7 @@ func (h *Hooks) unwind(ms *modState) []error {
 	applied := ms.applied
 	ms.applied = nil
 	ms.gone = true
-	delete(h.mods, ms.m)
+	delete(h.mods, ms.key)
 	for _, e := range applied {
 		delete(e.mods, ms)
 		e.running++ // a removal waits for this finalize
@@ -346,11 +365,12 @@ func (h *Hooks) Release(m Module) error {
 	if h == nil {
 		return nil
 	}
-	if err := checkModule(m); err != nil {
+	key, err := keyOf(m)
+	if err != nil {
 		return err
 	}
 	h.mu.Lock()
-	ms := h.mods[m]
+	ms := h.mods[key]
 	h.mu.Unlock()
 	if ms == nil {
 		return nil
@@ -369,12 +389,16 @@ func (h *Hooks) Release(m Module) error {
 // Applied gives the names of the hooks applied to m, in order of
 // application, for diagnostics; nil when none.
 func (h *Hooks) Applied(m Module) []string {
-	if h == nil || checkModule(m) != nil {
+	if h == nil {
+		return nil
+	}
+	key, err := keyOf(m)
+	if err != nil {
 		return nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ms := h.mods[m]
+	ms := h.mods[key]
 	if ms == nil || len(ms.applied) == 0 {
 		return nil
 	}

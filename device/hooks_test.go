@@ -258,6 +258,15 @@ func TestApplyTwiceRefused(t *testing.T) {
 
 type valueModule struct{ _ []int } // a slice makes it non-comparable
 
+// hashPanicModule is comparable, so the compiler lets it key a map, but
+// hashing it panics: its interface field holds a slice.
+type hashPanicModule struct{ v any }
+
+func (hashPanicModule) Backend() device.Type                         { return device.CUDA }
+func (hashPanicModule) Handle() uintptr                              { return 0 }
+func (hashPanicModule) Label() string                                { return "h" }
+func (hashPanicModule) Global(string) (uintptr, uint64, bool, error) { return 0, 0, false, nil }
+
 func (valueModule) Backend() device.Type                         { return device.CUDA }
 func (valueModule) Handle() uintptr                              { return 0 }
 func (valueModule) Label() string                                { return "v" }
@@ -273,6 +282,8 @@ func TestBadModules(t *testing.T) {
 	}{
 		{"nil", nil},
 		{"not comparable", valueModule{}},
+		{"comparable but unhashable", hashPanicModule{v: []int{1}}},
+		{"nil pointer", (*fakeModule)(nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,6 +293,14 @@ func TestBadModules(t *testing.T) {
 		})
 	}
 	assert.Empty(t, r.get())
+	// The registry is still usable: no lock was left held.
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Register(device.Hook{Name: "after", Scope: device.AnyModule(), Init: func(device.Module) error { return nil }})
+		done <- err
+	}()
+	require.NoError(t, <-done)
+	require.NoError(t, h.Apply(newModule("ok")))
 }
 
 func TestApplyFailure(t *testing.T) {
