@@ -35,11 +35,16 @@ type Backend struct {
 	v *Vendor
 	o options
 
-	once   sync.Once
-	st     atomic.Pointer[state]
-	cur    atomic.Int32  // the process-wide current device
-	modSeq atomic.Uint64 // numbers unlabelled modules
-	pinned pinnedSet     // host buffers from AllocHost, for Stream's copies
+	libOnce      sync.Once
+	lib          *libState // stage one, set in libOnce
+	deadlineOnce sync.Once
+	loadDeadline time.Time
+	once         sync.Once
+	st           atomic.Pointer[state]
+	cur          atomic.Int32  // the process-wide current device
+	modSeq       atomic.Uint64 // numbers unlabelled modules
+	pinned       pinnedSet     // host buffers from AllocHost, for Stream's copies
+	fs           factsState    // the facts tier's answer (WithFacts)
 }
 
 // Option configures New.
@@ -52,6 +57,8 @@ type options struct {
 	getenv  func(string) string
 	lib     *Library
 	timeout time.Duration
+	step    func(string)
+	facts   func(*Backend) Facts
 }
 
 // WithLogger sets the logger (load attempts at debug, the outcome at info);
@@ -102,6 +109,12 @@ func WithLibrary(l Library) Option { return func(o *options) { o.lib = &l } }
 // ignored).
 func WithInitTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
+// WithStepHook sets a function called with the name of each C function the
+// load is about to call ("dlopen libcuda", "cuInit", ...), so a supervising
+// process can say where a driver crashed or hung (flagshim's isolated
+// probe). It must be cheap and must not call the backend.
+func WithStepHook(f func(step string)) Option { return func(o *options) { o.step = f } }
+
 // New returns a Backend for v. It does no I/O. It panics if v fails
 // Validate: a vendor description is a program's constant, not input.
 func New(v *Vendor, opts ...Option) *Backend {
@@ -130,7 +143,12 @@ func (b *Backend) Type() device.Type { return b.v.Type }
 // Available is the true probe: the library loads, init succeeds and there is
 // at least one device. The first call loads (concurrent first callers share
 // that one load); the outcome is cached. It never panics.
-func (b *Backend) Available() probe.Result { return b.load().result }
+func (b *Backend) Available() probe.Result {
+	if f := b.facts(); f != nil {
+		return f.Result
+	}
+	return b.load().result
+}
 
 // Loaded reports whether the library has been looked for yet; it never
 // triggers a load (tests, diagnostics).
@@ -140,6 +158,12 @@ func (b *Backend) Loaded() bool { return b.st.Load() != nil }
 // visible-devices variable). A driver that initialized with no devices gives
 // (0, nil); one that could not be loaded or initialized is an error.
 func (b *Backend) DeviceCount() (int, error) {
+	if f := b.facts(); f != nil {
+		if !f.Result.Available {
+			return 0, fmt.Errorf("%w: %s", device.ErrNotAvailable, f.Result.Reason)
+		}
+		return len(f.Devices), nil
+	}
 	s := b.load()
 	if s.count >= 0 {
 		return s.count, nil
@@ -149,6 +173,12 @@ func (b *Backend) DeviceCount() (int, error) {
 
 // Current is the backend's current device: 0 until SetCurrent.
 func (b *Backend) Current() (int, error) {
+	if f := b.facts(); f != nil {
+		if !f.Result.Available {
+			return -1, fmt.Errorf("%w: %s", device.ErrNotAvailable, f.Result.Reason)
+		}
+		return int(b.cur.Load()), nil
+	}
 	s := b.load()
 	if s.err != nil {
 		return -1, b.unavail(s)
@@ -160,6 +190,14 @@ func (b *Backend) Current() (int, error) {
 // device's first use it retains the device's context. It does not touch the
 // calling thread's context: every call makes its own device current itself.
 func (b *Backend) SetCurrent(index int) error {
+	if f := b.facts(); f != nil {
+		i, err := b.factsDevice(f, index)
+		if err != nil {
+			return err
+		}
+		b.cur.Store(int32(i))
+		return nil
+	}
 	s, d, err := b.device(index)
 	if err != nil {
 		return err
@@ -204,6 +242,9 @@ func (b *Backend) device(index int) (*state, *devState, error) {
 // unavail is the error of a call on an unavailable backend: the load's
 // error, with the note appended when there is one.
 func (b *Backend) unavail(s *state) error {
+	if f := b.facts(); f != nil {
+		return b.exactErr(f, s.err)
+	}
 	if b.o.note == nil {
 		return s.err
 	}

@@ -13,74 +13,105 @@ import (
 	"github.com/flagos-ai/flagshim/probe"
 )
 
-// state is the outcome of loading; immutable once published, except for the
-// devices' contexts, which are retained on first use.
-type state struct {
-	v        *Vendor
+// Loading has two stages, each run once: opening the library (dlopen, the
+// symbols, the driver version: no init, so it is fork-safe and serves the
+// presence tier) and initializing the driver (init, the device count and
+// handles). Both run on a goroutine of their own under one deadline (the
+// init timeout): a driver that hangs in its constructors or its init cannot
+// be interrupted, so its thread is left behind and the backend is not
+// available.
+
+// libState is the outcome of opening the library; immutable.
+type libState struct {
 	path     string       // the library opened; "" when none
 	attempts []dl.Attempt // every candidate, in order
 	api      *api         // nil when the library or a required symbol is missing
 	version  int          // raw driver version; 0 when unknown
-	count    int          // devices; -1 when unknown (init failed)
-	devs     []devState   // by ordinal
-	err      error        // nil: available
+	err      error        // why there is no api
+	reason   string
+}
+
+// state is the outcome of loading; immutable once published, except for the
+// devices' contexts, which are retained on first use.
+type state struct {
+	v        *Vendor
+	path     string
+	attempts []dl.Attempt
+	api      *api
+	version  int
+	count    int        // devices; -1 when unknown (init failed)
+	devs     []devState // by ordinal
+	err      error      // nil: available
 	result   probe.Result
 }
 
-// progress is what a load has done so far, for the reason of a load that
-// timed out.
+// progress is what a stage is doing, for the reason of one that timed out
+// and for the step hook of an isolated probe.
 type progress struct {
-	mu       sync.Mutex
-	step     string // the C function being called
-	path     string
-	attempts []dl.Attempt
+	mu   sync.Mutex
+	step string // the C function being called
+	hook func(string)
 }
 
 func (p *progress) at(step string) {
 	p.mu.Lock()
 	p.step = step
+	hook := p.hook
 	p.mu.Unlock()
+	if hook != nil {
+		hook(step)
+	}
 }
 
-// load returns the state, loading on first use; the first concurrent callers
-// share one load.
-func (b *Backend) load() *state {
-	if s := b.st.Load(); s != nil {
-		return s
-	}
-	b.once.Do(func() { b.st.Store(b.guardedLoad()) })
-	return b.st.Load()
-}
-
-// guardedLoad runs the load on a goroutine of its own and waits at most the
-// init timeout: a driver that hangs in dlopen's constructors or in init
-// cannot be interrupted, so its thread is left behind and the backend is not
-// available.
-func (b *Backend) guardedLoad() *state {
-	var p progress
-	done := make(chan *state, 1)
-	go func() { done <- b.doLoad(&p) }()
-	t := time.NewTimer(b.o.timeout)
-	defer t.Stop()
-	select {
-	case s := <-done:
-		return s
-	case <-t.C:
-	}
+func (p *progress) current() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := &state{v: b.v, count: -1, path: p.path, attempts: p.attempts}
-	step := p.step
-	if step == "" {
-		step = "loading " + b.v.Library.Name
-	}
-	s.fail(ErrTimedOut, fmt.Sprintf("%s: %s did not return within %s (FLAGOS_PROBE_TIMEOUT): the driver hangs; its thread is left behind and %s is not available in this process",
-		b.v.Type, step, b.o.timeout, b.v.Type))
-	b.log(s)
-	return s
+	return p.step
 }
 
-func (b *Backend) library() dl.Spec {
+// guarded runs f on a goroutine of its own and waits until deadline; on
+// expiry it returns false and f's later result is dropped.
+func guarded[T any](deadline time.Time, f func() T) (T, bool) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case v := <-done:
+		return v, true
+	case <-t.C:
+		var zero T
+		return zero, false
+	}
+}
+
+func (b *Backend) timedOut(step string) string {
+	return fmt.Sprintf("%s: %s did not return within %s (FLAGOS_PROBE_TIMEOUT): the driver hangs; its thread is left behind and %s is not available in this process",
+		b.v.Type, step, b.o.timeout, b.v.Type)
+}
+
+// deadline is when the backend's loading must be done: the init timeout
+// from the first use.
+func (b *Backend) deadline() time.Time {
+	b.deadlineOnce.Do(func() { b.loadDeadline = time.Now().Add(b.o.timeout) })
+	return b.loadDeadline
+}
+
+// library opens the library once (stage one).
+func (b *Backend) library() *libState {
+	b.libOnce.Do(func() {
+		p := &progress{hook: b.o.step}
+		ls, ok := guarded(b.deadline(), func() *libState { return b.openLibrary(p) })
+		if !ok {
+			step := p.current()
+			ls = &libState{err: ErrTimedOut, reason: b.timedOut(step)}
+		}
+		b.lib = ls
+	})
+	return b.lib
+}
+
+func (b *Backend) spec() dl.Spec {
 	l := b.v.Library
 	if b.o.lib != nil {
 		l = *b.o.lib
@@ -88,56 +119,89 @@ func (b *Backend) library() dl.Spec {
 	return dl.Spec{Name: l.Name, EnvVar: l.EnvVar, Sonames: l.Sonames, Dirs: l.Dirs, Getenv: b.o.getenv}
 }
 
-func (b *Backend) doLoad(p *progress) (s *state) {
+func (b *Backend) openLibrary(p *progress) (ls *libState) {
 	v := b.v
-	s = &state{v: v, count: -1}
+	ls = &libState{}
 	defer func() {
 		if r := recover(); r != nil {
-			s.fail(nil, fmt.Sprintf("%s: loading the driver panicked: %v", v.Type, r))
+			ls.api, ls.err, ls.reason = nil, errors.New("panic"), fmt.Sprintf("%s: loading the driver panicked: %v", v.Type, r)
 		}
-		b.log(s)
 	}()
-
-	p.at("dlopen")
-	lib, err := dl.Open(b.library())
+	p.at("dlopen " + v.Library.Name)
+	lib, err := dl.Open(b.spec())
 	if err != nil {
 		var oe *dl.OpenError
 		if errors.As(err, &oe) {
-			s.attempts = oe.Attempts
+			ls.attempts = oe.Attempts
 		}
-		s.fail(err, fmt.Sprintf("%s: %v", v.Type, err))
-		return s
+		ls.err, ls.reason = err, fmt.Sprintf("%s: %v", v.Type, err)
+		return ls
 	}
-	s.path, s.attempts = lib.Path, lib.Attempts
-	p.mu.Lock()
-	p.path, p.attempts = s.path, s.attempts
-	p.mu.Unlock()
+	ls.path, ls.attempts = lib.Path, lib.Attempts
 	a, err := resolve(v, lib)
 	if err != nil {
-		s.fail(err, fmt.Sprintf("%s: %v", v.Type, err))
-		return s
+		ls.err, ls.reason = err, fmt.Sprintf("%s: %v", v.Type, err)
+		return ls
 	}
-	s.api = a
 	p.at(a.sym(OpDriverVersion))
 	if ver, err := a.driverVersion(); err == nil {
-		s.version = ver
+		ls.version = ver
 	}
+	ls.api = a
+	return ls
+}
+
+// load returns the state, loading on first use (both stages); the first
+// concurrent callers share one load.
+func (b *Backend) load() *state {
+	if s := b.st.Load(); s != nil {
+		return s
+	}
+	b.once.Do(func() {
+		ls := b.library()
+		s := &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, api: ls.api, version: ls.version}
+		if ls.api == nil {
+			s.fail(ls.err, ls.reason)
+		} else {
+			p := &progress{hook: b.o.step}
+			if done, ok := guarded(b.deadline(), func() *state { b.initDriver(s, p); return s }); ok {
+				s = done
+			} else {
+				s = &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, version: ls.version}
+				s.fail(ErrTimedOut, b.timedOut(p.current()))
+			}
+		}
+		b.logOutcome(s)
+		b.st.Store(s)
+	})
+	return b.st.Load()
+}
+
+// initDriver is stage two on a library that opened.
+func (b *Backend) initDriver(s *state, p *progress) {
+	v, a := b.v, s.api
+	defer func() {
+		if r := recover(); r != nil {
+			s.devs, s.count = nil, -1
+			s.fail(nil, fmt.Sprintf("%s: initializing the driver panicked: %v", v.Type, r))
+		}
+	}()
 	p.at(a.sym(OpInit))
 	if err := a.init(); err != nil {
 		s.fail(err, fmt.Sprintf("%s: %s(0) failed: %s (library %s)%s", v.Type, a.sym(OpInit), bare(err), s.path, b.initHint(err)))
-		return s
+		return
 	}
 	p.at(a.sym(OpDeviceCount))
 	n, err := a.deviceCount()
 	if err != nil {
 		s.fail(err, fmt.Sprintf("%s: %s failed: %s (library %s)", v.Type, a.sym(OpDeviceCount), bare(err), s.path))
-		return s
+		return
 	}
 	switch {
 	case n > MaxDevices:
 		s.fail(ErrTooManyDevices, fmt.Sprintf("%s: %s reported %d devices, more than the %d flagshim accepts: the driver is broken (library %s)",
 			v.Type, a.sym(OpDeviceCount), n, MaxDevices, s.path))
-		return s
+		return
 	case n <= 0:
 		s.count = 0
 		reason := fmt.Sprintf("%s: no devices: %s returned %d (library %s)", v.Type, a.sym(OpDeviceCount), n, s.path)
@@ -145,29 +209,27 @@ func (b *Backend) doLoad(p *progress) (s *state) {
 			reason += fmt.Sprintf("; %s=%q hides devices", k, val)
 		}
 		s.fail(ErrNoDevice, reason)
-		return s
+		return
 	}
 	p.at(a.sym(OpDeviceGet))
-	s.devs = make([]devState, n)
-	for i := range s.devs {
+	devs := make([]devState, n)
+	for i := range devs {
 		h, err := a.deviceGet(i)
 		if err != nil {
 			s.fail(err, fmt.Sprintf("%s: %s(%d) failed: %s (library %s)", v.Type, a.sym(OpDeviceGet), i, bare(err), s.path))
-			s.devs = nil
-			return s
+			return
 		}
-		s.devs[i] = devState{ordinal: i, handle: h}
+		devs[i] = devState{ordinal: i, handle: h}
 	}
-	s.count = n
+	s.devs, s.count = devs, n
 	s.result = probe.Result{
 		Available: true,
 		Devices:   n,
 		Reason:    fmt.Sprintf("%s: %s, driver %s, %d device(s)", v.Type, s.path, v.FormatVersion(s.version), n),
 	}
-	return s
 }
 
-func (b *Backend) log(s *state) {
+func (b *Backend) logOutcome(s *state) {
 	for _, a := range s.attempts {
 		b.o.log.Debug(string(b.v.Type)+" load attempt", zap.String("path", a.Path), zap.Error(a.Err))
 	}
@@ -182,8 +244,7 @@ func (b *Backend) log(s *state) {
 func (b *Backend) initHint(err error) string {
 	switch {
 	case errors.Is(err, ErrStubLibrary):
-		lib := b.v.Library
-		return fmt.Sprintf("; this is the toolkit's link-time stub, not the driver: install the driver or set %s to the real library", lib.EnvVar)
+		return fmt.Sprintf("; this is the toolkit's link-time stub, not the driver: install the driver or set %s to the real library", b.v.Library.EnvVar)
 	case errors.Is(err, ErrDriverMismatch):
 		return "; the kernel module and the user-space driver library do not match: reboot or reinstall the driver"
 	case errors.Is(err, ErrNoDevice):

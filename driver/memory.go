@@ -8,8 +8,22 @@ import (
 
 // MemInfo is the free and total memory of device index as its context sees
 // them (cuMemGetInfo_v2): a second source for the total, next to
-// Properties' cuDeviceTotalMem_v2.
+// Properties' cuDeviceTotalMem_v2. In the presence and isolated tiers,
+// before anything has initialized the driver in this process, it answers
+// what the tier saw when it probed (and never initializes the driver
+// itself); once the driver is initialized, it asks the driver.
 func (b *Backend) MemInfo(index int) (free, total uint64, err error) {
+	if f := b.facts(); f != nil && b.st.Load() == nil {
+		i, err := b.factsDevice(f, index)
+		if err != nil {
+			return 0, 0, err
+		}
+		if i < len(f.FreeMemory) && f.FreeMemory[i] != 0 {
+			return f.FreeMemory[i], f.Devices[i].TotalMemory, nil
+		}
+		return 0, 0, fmt.Errorf("%w: %s: the %s tier did not learn device %d's free memory; it is known once the driver is initialized (any call that needs a context)",
+			device.ErrNotSupported, b.v.Type, f.Tier, i)
+	}
 	if _, err := b.ready("memory info", OpMemGetInfo); err != nil {
 		return 0, 0, err
 	}

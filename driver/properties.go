@@ -5,12 +5,20 @@ import (
 	"strconv"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // Properties describes device index (-1: the current device): name, total
 // memory, compute capability, multiprocessors and, where the library can
 // say, the UUID in the vendor's form ("GPU-…" for NVIDIA).
 func (b *Backend) Properties(index int) (device.Properties, error) {
+	if f := b.facts(); f != nil {
+		i, err := b.factsDevice(f, index)
+		if err != nil {
+			return device.Properties{}, err
+		}
+		return f.Devices[i], nil
+	}
 	s, d, err := b.device(index)
 	if err != nil {
 		return device.Properties{}, err
@@ -56,6 +64,12 @@ func FormatUUID(prefix string, u [16]byte) string {
 // encoding. It needs the library, not a working device: a driver whose init
 // failed still answers it.
 func (b *Backend) DriverVersion() (major, minor int, err error) {
+	if f := b.facts(); f != nil {
+		if _, err := fmt.Sscanf(f.DriverVersion, "%d.%d", &major, &minor); err != nil {
+			return 0, 0, fmt.Errorf("%w: %s: the %s tier gave no driver version (%s)", device.ErrNotSupported, b.v.Type, f.Tier, f.Result.Reason)
+		}
+		return major, minor, nil
+	}
 	s := b.load()
 	if s.api == nil || s.version == 0 {
 		if s.err != nil {
@@ -71,6 +85,16 @@ func (b *Backend) DriverVersion() (major, minor int, err error) {
 // ("00000000:18:00.0"). A library without the function gives an error
 // matching device.ErrNotSupported.
 func (b *Backend) PCIBusID(index int) (string, error) {
+	if f := b.facts(); f != nil {
+		i, err := b.factsDevice(f, index)
+		if err != nil {
+			return "", err
+		}
+		if i >= len(f.PCIBusIDs) || f.PCIBusIDs[i] == "" {
+			return "", fmt.Errorf("%w: %s: the %s tier did not learn device %d's PCI bus id", device.ErrNotSupported, b.v.Type, f.Tier, i)
+		}
+		return f.PCIBusIDs[i], nil
+	}
 	s, d, err := b.device(index)
 	if err != nil {
 		return "", err
@@ -91,18 +115,18 @@ func (b *Backend) PCIBusID(index int) (string, error) {
 // versions ("symbol.DeviceTotalMem": "cuDeviceTotalMem_v2"), and
 // "missing.<feature>" for each feature the library lacks.
 func (b *Backend) Describe() device.Info {
-	s := b.load()
-	info := device.Info{Library: s.path, Extra: map[string]string{}}
+	if f := b.facts(); f != nil {
+		return b.describeFacts(f)
+	}
+	return b.describeExact(b.load())
+}
+
+func (b *Backend) describeExact(s *state) device.Info {
+	info := device.Info{Library: s.path, Extra: map[string]string{"tier": string(TierExact)}}
 	if s.version != 0 {
 		info.DriverVersion = b.v.FormatVersion(s.version)
 	}
-	for _, a := range s.attempts {
-		da := device.Attempt{Path: a.Path}
-		if a.Err != nil {
-			da.Error = a.Err.Error()
-		}
-		info.Attempts = append(info.Attempts, da)
-	}
+	info.Attempts = attempts(s.attempts)
 	info.Extra["available"] = strconv.FormatBool(s.err == nil)
 	info.Extra["reason"] = s.result.Reason
 	if s.count >= 0 {
@@ -126,4 +150,17 @@ func (b *Backend) Describe() device.Info {
 		}
 	}
 	return info
+}
+
+// attempts converts the loader's attempts for the public API.
+func attempts(as []dl.Attempt) []device.Attempt {
+	var out []device.Attempt
+	for _, a := range as {
+		da := device.Attempt{Path: a.Path}
+		if a.Err != nil {
+			da.Error = a.Err.Error()
+		}
+		out = append(out, da)
+	}
+	return out
 }

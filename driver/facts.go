@@ -1,0 +1,188 @@
+package driver
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/probe"
+)
+
+// Tier names where a backend's probe answer comes from.
+type Tier string
+
+// The probe tiers (FLAGOS_PROBE).
+const (
+	// TierExact: the driver is initialized in the process (cuInit); the
+	// answer is the driver's own.
+	TierExact Tier = "exact"
+	// TierPresence: management libraries (NVML, MTML), device nodes and
+	// what the driver library says without init; no driver is initialized
+	// in the process, so a process that forks afterwards keeps a working
+	// child.
+	TierPresence Tier = "presence"
+	// TierIsolated: the exact answer, computed in a child process, so a
+	// driver that crashes or hangs in init cannot take the process down.
+	TierIsolated Tier = "isolated"
+)
+
+// ParseTier reads a FLAGOS_PROBE value; "" is def.
+func ParseTier(s string, def Tier) (Tier, error) {
+	switch t := Tier(s); t {
+	case "":
+		return def, nil
+	case TierExact, TierPresence, TierIsolated:
+		return t, nil
+	}
+	return "", fmt.Errorf("FLAGOS_PROBE=%q: accepted values are exact (initialize the driver in this process), presence (management libraries and device nodes; no driver init) and isolated (the exact answer from a child process)", s)
+}
+
+// Facts is a probe answer obtained without initializing the driver in this
+// process: by the presence tier in this process, or by the exact tier in a
+// child process (isolated). Devices are numbered as the runtime will number
+// them (after the visible-devices variable).
+type Facts struct {
+	Tier          Tier
+	Result        probe.Result
+	Devices       []device.Properties
+	PCIBusIDs     []string // by device; "" when unknown
+	FreeMemory    []uint64 // by device; 0 when unknown
+	Library       string
+	DriverVersion string
+	Attempts      []device.Attempt
+	Extra         map[string]string
+}
+
+// WithFacts makes the backend answer Available, DeviceCount, Properties,
+// PCIBusID, DriverVersion, Describe and (until the driver is initialized)
+// MemInfo from f (called once, on first
+// use) instead of initializing the driver. Everything that needs a context
+// (Synchronize, memory, modules, streams, WithContext) still initializes
+// the driver in this process, lazily; if that fails, its error says what f
+// had answered and how to select the exact tier. SetCurrent and Current need
+// no driver. f gets the backend, to read what opening the library says
+// (LibraryInfo) without initializing it.
+func WithFacts(f func(b *Backend) Facts) Option { return func(o *options) { o.facts = f } }
+
+// factsState is the cached answer of WithFacts.
+type factsState struct {
+	once sync.Once
+	f    Facts
+}
+
+// facts is the answer of the facts tier, or nil in the exact tier.
+func (b *Backend) facts() *Facts {
+	if b.o.facts == nil {
+		return nil
+	}
+	b.fs.once.Do(func() {
+		b.fs.f = b.o.facts(b)
+		if b.fs.f.Tier == "" {
+			b.fs.f.Tier = TierPresence
+		}
+		if !b.fs.f.Result.Available {
+			b.fs.f.Result.Devices = 0
+		}
+	})
+	return &b.fs.f
+}
+
+// Tier is where the backend's probe answer comes from.
+func (b *Backend) Tier() Tier {
+	if f := b.facts(); f != nil {
+		return f.Tier
+	}
+	return TierExact
+}
+
+// LibraryInfo is what opening the driver library says, without
+// initializing the driver: the path, the driver version (0 unknown), every
+// attempt, and why it could not be opened.
+type LibraryInfo struct {
+	Path     string
+	Version  int
+	Attempts []device.Attempt
+	Err      error
+	Reason   string
+}
+
+// LibraryInfo opens the library (once, shared with the exact load) and
+// reports it. It never initializes the driver.
+func (b *Backend) LibraryInfo() LibraryInfo {
+	ls := b.library()
+	return LibraryInfo{Path: ls.path, Version: ls.version, Attempts: attempts(ls.attempts), Err: ls.err, Reason: ls.reason}
+}
+
+// factsDevice checks index against the facts' devices (-1: current).
+func (b *Backend) factsDevice(f *Facts, index int) (int, error) {
+	if !f.Result.Available {
+		return 0, fmt.Errorf("%w: %s", device.ErrNotAvailable, f.Result.Reason)
+	}
+	if index == -1 {
+		index = int(b.cur.Load())
+	}
+	if index < 0 || index >= len(f.Devices) {
+		if len(f.Devices) == 0 {
+			return 0, fmt.Errorf("%w: %s:%d: there are no devices", device.ErrInvalidIndex, b.v.Type, index)
+		}
+		return 0, fmt.Errorf("%w: %s:%d is out of range: valid indexes are 0..%d (%d devices), or -1 for the current device",
+			device.ErrInvalidIndex, b.v.Type, index, len(f.Devices)-1, len(f.Devices))
+	}
+	return index, nil
+}
+
+// exactErr is the error of a call that needed the driver in this process
+// when the facts tier answered and the driver could not be initialized.
+func (b *Backend) exactErr(f *Facts, err error) error {
+	return fmt.Errorf("%w; the %s tier had answered %q; set FLAGOS_PROBE=exact to probe by initializing the driver in this process",
+		err, f.Tier, f.Result.Reason)
+}
+
+// describeFacts is Describe in the facts tier.
+func (b *Backend) describeFacts(f *Facts) device.Info {
+	info := device.Info{Library: f.Library, DriverVersion: f.DriverVersion, Attempts: f.Attempts, Extra: map[string]string{}}
+	for k, v := range f.Extra {
+		info.Extra[k] = v
+	}
+	info.Extra["tier"] = string(f.Tier)
+	info.Extra["available"] = strconv.FormatBool(f.Result.Available)
+	info.Extra["reason"] = f.Result.Reason
+	info.Extra["devices"] = strconv.Itoa(len(f.Devices))
+	for _, k := range b.v.VisibleEnv {
+		if val := b.o.getenv(k); val != "" {
+			info.Extra[k] = val
+		}
+	}
+	if s := b.st.Load(); s != nil {
+		info.Extra["exact.available"] = strconv.FormatBool(s.err == nil)
+		info.Extra["exact.reason"] = s.result.Reason
+	}
+	return info
+}
+
+// ExactFacts initializes the driver in this process and reports what the
+// exact tier knows as Facts (tier exact): what an isolated probe's child
+// sends to its parent.
+func (b *Backend) ExactFacts() Facts {
+	s := b.load()
+	f := Facts{Tier: TierExact, Result: s.result, Library: s.path, Attempts: attempts(s.attempts), Extra: map[string]string{}}
+	if s.version != 0 {
+		f.DriverVersion = b.v.FormatVersion(s.version)
+	}
+	for k, v := range b.describeExact(s).Extra {
+		f.Extra[k] = v
+	}
+	for i := range s.devs {
+		p, err := b.Properties(i)
+		if err != nil {
+			f.Extra[fmt.Sprintf("error.properties.%d", i)] = err.Error()
+		}
+		f.Devices = append(f.Devices, p)
+		id, _ := b.PCIBusID(i)
+		f.PCIBusIDs = append(f.PCIBusIDs, id)
+		free, _, _ := b.MemInfo(i)
+		f.FreeMemory = append(f.FreeMemory, free)
+	}
+	return f
+}
