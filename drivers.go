@@ -2,31 +2,67 @@ package flagshim
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/presence"
 )
+
+// vendor is one built-in driver: its description and its presence tier.
+type vendor struct {
+	v        *driver.Vendor
+	presence func(...presence.Option) func(*driver.Backend) driver.Facts
+}
+
+// vendors are the built-in drivers, in registration order.
+var vendors = []vendor{
+	{cuda.Vendor, cuda.Presence},
+	{musa.Vendor, musa.Presence},
+}
 
 // driverSteps are the built-in steps of the drivers phase: each registers a
 // backend and its original probe. They open nothing: the vendor drivers load
 // their libraries on first use, and flagos decides its route on first use,
 // after plugins' drivers steps have registered their backends.
 func (s *shim) driverSteps() []step {
-	return []step{
-		{PhaseDrivers, string(device.CUDA), func(context.Context) error {
-			return s.registerBackend(cuda.New(driver.WithLogger(s.log), driver.WithUnavailableNote(s.cudaNote)))
-		}},
-		{PhaseDrivers, string(device.MUSA), func(context.Context) error {
-			return s.registerBackend(musa.New(driver.WithLogger(s.log)))
-		}},
-		{PhaseDrivers, string(device.FlagOS), func(context.Context) error {
-			return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log)))
-		}},
+	var steps []step
+	for _, vd := range vendors {
+		steps = append(steps, step{PhaseDrivers, string(vd.v.Type), func(context.Context) error {
+			return s.registerBackend(driver.New(vd.v, s.vendorOptions(vd)...))
+		}})
 	}
+	return append(steps, step{PhaseDrivers, string(device.FlagOS), func(context.Context) error {
+		return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log), flagos.WithGetenv(s.getenv)))
+	}})
+}
+
+// vendorOptions are a built-in driver's options under the settings: the
+// logger, the environment, the init timeout and the probe tier.
+func (s *shim) vendorOptions(vd vendor) []driver.Option {
+	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout)}
+	if vd.v.Type == device.CUDA {
+		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
+	}
+	switch s.set.tier {
+	case driver.TierPresence:
+		lookup := func(k string) (string, bool) {
+			v := s.getenv(k)
+			if v == "" {
+				return os.LookupEnv(k) // "set but empty" matters for CUDA_VISIBLE_DEVICES
+			}
+			return v, true
+		}
+		opts = append(opts, driver.WithFacts(vd.presence(presence.WithLookupEnv(lookup), presence.WithLogger(s.log))))
+	case driver.TierIsolated:
+		opts = append(opts, driver.WithFacts(s.iso.facts(vd.v.Type)))
+	}
+	return opts
 }
 
 // cudaNote is appended to the errors of the cuda backend while CUDA is not
@@ -47,6 +83,22 @@ func (s *shim) registerBackend(b device.Backend) error {
 	}
 	if err := s.probes.Register(string(b.Type()), b.Available); err != nil {
 		return fmt.Errorf("flagshim: the %s backend is registered but its probe is not: %w", b.Type(), err)
+	}
+	return nil
+}
+
+// checkRoute makes a FLAGOS_BACKEND that names no registered backend (or
+// cpu, flagos, a malformed name) an error of Init, not a silent "flagos has
+// no devices": such a setting changes what cuda means.
+func (s *shim) checkRoute() error {
+	for _, b := range s.devs.Backends() {
+		fl, ok := b.(*flagos.Backend)
+		if !ok {
+			continue
+		}
+		if _, err := fl.Route(); errors.Is(err, flagos.ErrBadChoice) || errors.Is(err, flagos.ErrUnknownBackend) {
+			return fmt.Errorf("%w: %w", ErrBadSetting, err)
+		}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/logging"
 	"github.com/flagos-ai/flagshim/phases"
 	"github.com/flagos-ai/flagshim/probe"
@@ -36,13 +37,19 @@ var ErrInitDone = errors.New("flagshim: Init has already run")
 type Report struct {
 	Phases []phases.Result
 	Alias  alias.Decision
+	// Probe is the tier that answered the vendor backends' probes
+	// (FLAGOS_PROBE, or WithProbe).
+	Probe driver.Tier
 }
 
 // Option configures Init.
 type Option func(*config)
 
 type config struct {
-	log *zap.Logger
+	log        *zap.Logger
+	tier       driver.Tier // WithProbe: beats FLAGOS_PROBE
+	defTier    driver.Tier // WithDefaultProbe: when FLAGOS_PROBE is unset
+	noChildren bool
 }
 
 // WithLogger sets the logger flagshim and its drivers log to. Without it the
@@ -51,6 +58,20 @@ func WithLogger(l *zap.Logger) Option {
 	return func(c *config) { c.log = l }
 }
 
+// WithProbe selects the probe tier, whatever FLAGOS_PROBE says (the CLI's
+// --probe): driver.TierExact, TierPresence or TierIsolated.
+func WithProbe(t driver.Tier) Option { return func(c *config) { c.tier = t } }
+
+// WithDefaultProbe sets the tier used when FLAGOS_PROBE is unset: exact for
+// Go programs (the default), isolated for the CLI, presence for the C
+// library and Python, whose hosts fork.
+func WithDefaultProbe(t driver.Tier) Option { return func(c *config) { c.defTier = t } }
+
+// WithoutChildProcesses tells Init the process is not a Go program of its
+// own (the C shared library inside a Python or C++ host): the isolated
+// tier, which re-executes the program, is then refused with a clear error.
+func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = true } }
+
 // shim is one set of registries with its plan: the process has one (std);
 // tests make their own so that cases share no state.
 type shim struct {
@@ -58,17 +79,25 @@ type shim struct {
 	probes  *probe.Registry
 	plan    *phases.Plan
 	drivers bool // whether Init adds the built-in driver steps
+	getenv  func(string) string
 
-	once   sync.Once
+	start  sync.Once
+	done   chan struct{} // closed when the run is over
 	log    *zap.Logger
+	cfg    config
+	set    settings
 	report *Report
 	err    error
 	// aliasErr is the alias step's own error, or errAliasNotRun until the
 	// step has run: while it is set, cuda has no decided meaning and
 	// device.Default must not answer.
 	aliasErr error
+	// settingsErr is the error of bad settings; device.Default does not
+	// answer while it is set.
+	settingsErr error
 	// note is what a failing cuda call adds to its error (see cudaNote).
 	note atomic.Pointer[string]
+	iso  *isolation
 }
 
 func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim {
@@ -76,6 +105,8 @@ func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim 
 		devs:    devs,
 		probes:  probes,
 		drivers: drivers,
+		getenv:  os.Getenv,
+		done:    make(chan struct{}),
 		log:     zap.NewNop(),
 		plan: phases.NewPlan(
 			phases.Phase{Name: PhaseDrivers},
@@ -114,10 +145,23 @@ func init() {
 	device.Default.OnFirstUse(std.initForDefault)
 }
 
+// ErrInitPending is wrapped by Init's error when its context ended before
+// the run was over: the run goes on (see Init), and a later Init, or
+// device.Default, waits for it and gets its report.
+var ErrInitPending = errors.New("flagshim: Init is still running")
+
 // Init runs the default plan once per process and returns its report.
 // Concurrent callers wait for the one run; later calls return the first
 // report and error, and their options are ignored. The error joins every
 // step's error; the report is complete even then.
+//
+// ctx bounds how long the caller waits, not the run: the run is detached
+// from the caller's cancellation, so a cancelled or expired first Init never
+// leaves the process without a decided alias. When ctx ends first, Init
+// returns nil and an error wrapping ErrInitPending and ctx.Err(). What bounds
+// the run is FLAGOS_PROBE_TIMEOUT (default 30s): a driver whose load or
+// init takes longer is "not available: timed out", its stuck thread left
+// behind, and the run goes on.
 func Init(ctx context.Context, opts ...Option) (*Report, error) {
 	return std.init(ctx, opts...)
 }
@@ -140,38 +184,66 @@ func (s *shim) addStep(phase, name string, run func(context.Context) error) erro
 }
 
 func (s *shim) init(ctx context.Context, opts ...Option) (*Report, error) {
-	s.once.Do(func() { s.err = s.run(ctx, opts) })
-	return s.report, s.err
+	s.start.Do(func() {
+		for _, o := range opts {
+			o(&s.cfg)
+		}
+		runCtx := context.WithoutCancel(ctx)
+		go func() {
+			defer close(s.done)
+			s.err = s.run(runCtx)
+		}()
+	})
+	select {
+	case <-s.done:
+		return s.report, s.err
+	case <-ctx.Done():
+		select {
+		case <-s.done: // finished meanwhile: the report is better than an error
+			return s.report, s.err
+		default:
+		}
+		return nil, fmt.Errorf("%w: the caller's context ended first (%w); the run goes on, and a later flagshim.Init or device.Parse waits for it", ErrInitPending, ctx.Err())
+	}
 }
 
-// errAliasNotRun stands for the alias decision until its step has run (a
-// cancelled Init may never run it).
+// errAliasNotRun stands for the alias decision until its step has run.
 var errAliasNotRun = errors.New("the ecosystem/alias step did not run")
 
 func (s *shim) initForDefault() error {
 	_, err := s.init(context.Background())
-	if s.aliasErr != nil {
-		return fmt.Errorf("flagshim: the cuda alias could not be decided, so device.Default will not answer: %w", errors.Join(s.aliasErr, err))
+	if s.aliasErr != nil || s.settingsErr != nil {
+		return fmt.Errorf("flagshim: the cuda alias could not be decided, so device.Default will not answer: %w", errors.Join(s.settingsErr, s.aliasErr, err))
 	}
 	return nil
 }
 
-func (s *shim) run(ctx context.Context, opts []Option) error {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
-	}
+func (s *shim) run(ctx context.Context) error {
 	var errs []error
-	s.log = cfg.log
+	def := s.cfg.defTier
+	if def == "" {
+		def = driver.TierExact
+	}
+	set, err := readSettings(s.getenv, def)
+	if s.cfg.tier != "" {
+		set.tier = s.cfg.tier
+	}
+	if set.tier == driver.TierIsolated && s.cfg.noChildren {
+		err = errors.Join(err, fmt.Errorf("%w: %s=isolated: the isolated tier re-executes the program, and this process is not a Go program of flagshim's (a shared library in another host): use presence or exact", ErrBadSetting, EnvProbe))
+	}
+	s.set, s.settingsErr = set, err
+	s.report.Probe = set.tier
+	errs = append(errs, err)
+	s.log = s.cfg.log
 	if s.log == nil {
-		var err error
-		if s.log, err = logging.FromEnv(); err != nil {
-			// A bad FLAGOS_LOG is reported, and flagshim runs silent.
-			s.log = zap.NewNop()
-			errs = append(errs, fmt.Errorf("flagshim: %w", err))
+		if s.log, err = logging.New(set.logLevel); err != nil {
+			s.log = zap.NewNop() // reported above with the other settings
 		}
 	}
 	s.plan.SetLogger(s.log)
+	if set.tier == driver.TierIsolated {
+		s.iso = newIsolation(set.timeout, s.log)
+	}
 
 	start := time.Now()
 	results, err := s.plan.Run(ctx)
@@ -180,6 +252,7 @@ func (s *shim) run(ctx context.Context, opts []Option) error {
 	s.logProbes()
 	s.log.Info("flagshim initialised",
 		zap.Duration("duration", time.Since(start)),
+		zap.String("probe", string(set.tier)),
 		zap.Bool("alias", s.report.Alias.Active),
 		zap.String("alias_reason", s.report.Alias.Reason),
 		zap.Error(err))
@@ -207,7 +280,13 @@ func (s *shim) logProbes() {
 }
 
 func (s *shim) installAlias(context.Context) error {
-	env := os.Getenv(alias.EnvVar)
+	if err := s.checkRoute(); err != nil {
+		s.aliasErr = err
+		d, _ := alias.Decide(s.probes, s.set.aliasEnv)
+		s.report.Alias = d
+		return err
+	}
+	env := s.set.aliasEnv
 	d, _, err := alias.Install(s.devs, s.probes, env)
 	s.report.Alias = d
 	s.aliasErr = err

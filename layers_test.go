@@ -30,7 +30,7 @@ var allowedImports = map[string][]string{
 	"drivers/flagos":    {"device", "probe"},
 	"alias":             {"device", "probe"},
 	"plugins/nvshmem":   {"device", "probe", "internal/dl", "driver", "drivers/cuda"},
-	"":                  {"probe", "device", "phases", "alias", "internal/logging", "driver", "drivers/cuda", "drivers/musa", "drivers/flagos"},
+	"":                  {"probe", "device", "phases", "alias", "internal/logging", "driver", "drivers/cuda", "drivers/musa", "drivers/flagos", "presence"},
 	"internal/cli":      {"", "probe", "device", "alias", "internal/logging"},
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,16 +206,49 @@ func TestBadLogLevelIsReportedAndInitGoesOn(t *testing.T) {
 // An Init whose context is cancelled before the ecosystem phase never
 // decides the alias; device.Default must then refuse to answer rather than
 // give cuda without a decision.
-func TestCancelledInitLeavesDefaultRefusing(t *testing.T) {
-	t.Setenv(alias.EnvVar, "")
-	s := newTestShim(t, noCUDA, flagos2)
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, s.addStep(PhaseVendorCompat, "cancel", func(context.Context) error { cancel(); return nil }))
-	_, err := s.init(ctx)
-	require.ErrorIs(t, err, context.Canceled)
-
-	err = s.initForDefault()
-	require.ErrorIs(t, err, errAliasNotRun)
-	assert.ErrorContains(t, err, "will not answer")
-	assert.Empty(t, s.devs.Aliases())
+// TestCancelledInitDoesNotCount: the caller's context bounds its wait, not
+// the run. A first Init whose context is cancelled (before or during the
+// run) or expires (while a step is slow) returns ErrInitPending; the run
+// goes on, and device.Default then answers with the alias decided.
+func TestCancelledInitDoesNotCount(t *testing.T) {
+	t.Run("cancelled during the run", func(t *testing.T) {
+		s := newTestShim(t, noCUDA, flagos2)
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, s.addStep(PhaseVendorCompat, "cancel", func(context.Context) error { cancel(); return nil }))
+		if _, err := s.init(ctx); err != nil {
+			require.ErrorIs(t, err, ErrInitPending)
+			require.ErrorIs(t, err, context.Canceled)
+		}
+		require.NoError(t, s.initForDefault())
+		assert.Equal(t, map[device.Type]device.Type{device.CUDA: device.FlagOS}, s.devs.Aliases())
+	})
+	t.Run("cancelled before", func(t *testing.T) {
+		s := newTestShim(t, noCUDA, flagos2)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := s.init(ctx); err != nil {
+			require.ErrorIs(t, err, ErrInitPending)
+		}
+		require.NoError(t, s.initForDefault())
+		rep, err := s.init(context.Background())
+		require.NoError(t, err)
+		assert.True(t, rep.Alias.Active)
+	})
+	t.Run("deadline while a step hangs", func(t *testing.T) {
+		s := newTestShim(t, noCUDA, flagos2)
+		release := make(chan struct{})
+		require.NoError(t, s.addStep(PhaseDrivers, "slow", func(context.Context) error { <-release; return nil }))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		rep, err := s.init(ctx)
+		assert.Nil(t, rep)
+		require.ErrorIs(t, err, ErrInitPending)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "the run goes on")
+		close(release)
+		rep, err = s.init(context.Background())
+		require.NoError(t, err, "a later Init waits for the run")
+		assert.True(t, rep.Alias.Active)
+		require.NoError(t, s.initForDefault())
+	})
 }

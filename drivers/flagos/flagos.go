@@ -28,10 +28,17 @@ var (
 	// name (flagos and cpu are refused too). Such errors also wrap ErrNoRoute
 	// when they come from Route.
 	ErrBadChoice = errors.New("flagos: invalid " + EnvVar)
+	// ErrUnknownBackend: FLAGOS_BACKEND names a type no backend is
+	// registered for (a typo, or a driver that is not linked). Such errors
+	// also wrap ErrNoRoute.
+	ErrUnknownBackend = errors.New("flagos: " + EnvVar + " names no registered backend")
 )
 
-// autoOrder is the preference of FLAGOS_BACKEND=auto.
-var autoOrder = [...]device.Type{device.MUSA, device.CUDA}
+// autoOrder is the preference of FLAGOS_BACKEND=auto: the vendors flagos
+// exists for first (MUSA, then HIP: AMD ROCm and Hygon DCU), CUDA last, so a
+// machine with a non-NVIDIA accelerator routes to it even where a CUDA
+// runtime is present too.
+var autoOrder = [...]device.Type{device.MUSA, device.HIP, device.CUDA}
 
 // Option configures New.
 type Option func(*Backend)
@@ -111,7 +118,7 @@ func ParseChoice(v string) (auto bool, name device.Type, err error) {
 		return false, "", fmt.Errorf("%w=%q: cpu is not a flagos target; use auto or a vendor backend such as musa or cuda", ErrBadChoice, v)
 	}
 	if !device.ValidType(device.Type(s)) {
-		return false, "", fmt.Errorf("%w=%q: want auto (musa, then cuda) or a registered vendor backend name such as musa or cuda", ErrBadChoice, v)
+		return false, "", fmt.Errorf("%w=%q: want auto (musa, then hip, then cuda) or a registered vendor backend name such as musa, hip or cuda", ErrBadChoice, v)
 	}
 	return false, device.Type(s), nil
 }
@@ -163,7 +170,7 @@ func (b *Backend) computeRoute() *route {
 			list = strings.Join(names, ", ")
 		}
 		r.why = "not registered"
-		r.err = fmt.Errorf("%w: %s=%s names no registered backend (registered: %s)", ErrNoRoute, EnvVar, name, list)
+		r.err = unknownBackend{fmt.Errorf("%w: %s=%s names no registered backend (registered: %s)", ErrNoRoute, EnvVar, name, list)}
 		return r
 	}
 	res := vb.Available()
@@ -390,6 +397,11 @@ func (r *route) wrap(op string, index int, err error) error {
 	}
 	return fmt.Errorf("flagos:%d (%s:%d): %s: %w", index, r.typ, index, op, err)
 }
+
+// unknownBackend is a route error that also matches ErrUnknownBackend.
+type unknownBackend struct{ error }
+
+func (e unknownBackend) Unwrap() []error { return []error{e.error, ErrUnknownBackend} }
 
 var (
 	_ device.Backend   = (*Backend)(nil)

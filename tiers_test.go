@@ -1,0 +1,226 @@
+package flagshim_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+)
+
+// tierSeen is what a child saw of each vendor backend under a probe tier.
+type tierSeen struct {
+	InitErr  string
+	Elapsed  time.Duration
+	Probe    string
+	Backends map[string]struct {
+		Available bool
+		Devices   int
+		Reason    string
+		Tier      string
+	}
+	AliasActive bool
+	ParseCUDA1  string
+	AllocErr    string // an allocation on what cuda means, when asked (TIER_ALLOC)
+}
+
+// TestTierChild runs Init under the environment its parent chose and
+// writes what it saw.
+func TestTierChild(t *testing.T) {
+	if !dltest.IsChild(t) {
+		t.Skip("runs only as the child process of the tier tests")
+	}
+	var seen tierSeen
+	start := time.Now()
+	rep, err := flagshim.Init(context.Background())
+	seen.Elapsed = time.Since(start)
+	if err != nil {
+		seen.InitErr = err.Error()
+	}
+	if rep != nil {
+		seen.Probe = string(rep.Probe)
+		seen.AliasActive = rep.Alias.Active
+	}
+	seen.Backends = map[string]struct {
+		Available bool
+		Devices   int
+		Reason    string
+		Tier      string
+	}{}
+	for _, b := range device.Default.Backends() {
+		r := b.Available()
+		var tier string
+		if d, ok := b.(device.Describer); ok {
+			tier = d.Describe().Extra["tier"]
+		}
+		seen.Backends[string(b.Type())] = struct {
+			Available bool
+			Devices   int
+			Reason    string
+			Tier      string
+		}{r.Available, r.Devices, r.Reason, tier}
+	}
+	if d, err := device.Parse("cuda:1"); err == nil {
+		seen.ParseCUDA1 = d.String()
+	}
+	if os.Getenv("TIER_ALLOC") != "" {
+		if b, err := device.Lookup(device.CUDA); err == nil {
+			if m, err := device.MemoryOf(b); err == nil {
+				if _, err := m.Alloc(0, 64); err != nil {
+					seen.AllocErr = err.Error()
+				}
+			}
+		}
+	}
+	raw, err := json.Marshal(seen)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(os.Getenv("TIER_OUT"), raw, 0o600))
+}
+
+func runTier(t *testing.T, env ...string) (tierSeen, []string) {
+	t.Helper()
+	buildFakes(t)
+	dir := dltest.PrivateDir(t)
+	out, logf := filepath.Join(dir, "seen.json"), filepath.Join(dir, "fake.log")
+	env = append([]string{"TIER_OUT=" + out, "FAKE_LOG=" + logf,
+		"FLAGOS_LIBNVML_PATH=" + filepath.Join(fakes.missing, "libnvidia-ml.so.1"),
+		"FLAGOS_LIBMTML_PATH=" + filepath.Join(fakes.missing, "libmtml.so")}, env...)
+	dltest.MustChild(t, "TestTierChild", env...)
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var seen tierSeen
+	require.NoError(t, json.Unmarshal(raw, &seen))
+	b, err := os.ReadFile(logf)
+	if errors.Is(err, os.ErrNotExist) {
+		return seen, nil
+	}
+	require.NoError(t, err)
+	return seen, strings.Fields(string(b))
+}
+
+func TestProbeTiers(t *testing.T) {
+	musaOnly := []string{"FLAGOS_LIBCUDA_PATH=" + filepath.Join(os.TempDir(), "flagshim-no-such-dir", "libcuda.so.1")}
+	withMUSA := func(env ...string) []string {
+		buildFakes(t)
+		return append([]string{"FLAGOS_LIBMUSA_PATH=" + fakes.musa, "FLAGOS_LIBCUDA_PATH=" + filepath.Join(fakes.missing, "libcuda.so.1")}, env...)
+	}
+	_ = musaOnly
+
+	t.Run("exact initializes the driver in the process", func(t *testing.T) {
+		seen, log := runTier(t, withMUSA("FLAGOS_PROBE=exact")...)
+		require.Empty(t, seen.InitErr)
+		assert.Equal(t, "exact", seen.Probe)
+		assert.True(t, seen.Backends["musa"].Available)
+		assert.Equal(t, "exact", seen.Backends["musa"].Tier)
+		assert.Contains(t, log, "init", "muInit ran in the process")
+		assert.True(t, seen.AliasActive)
+	})
+	t.Run("presence never initializes a driver", func(t *testing.T) {
+		// No MTML and no /dev/mtgpu* here: the presence tier finds no MUSA
+		// device, says why, and still never runs muInit.
+		seen, log := runTier(t, withMUSA("FLAGOS_PROBE=presence")...)
+		require.Empty(t, seen.InitErr)
+		assert.Equal(t, "presence", seen.Probe)
+		assert.Equal(t, "presence", seen.Backends["musa"].Tier)
+		assert.NotContains(t, log, "init", "no driver init in the process")
+		assert.Contains(t, log, "load", "the library was opened, for its version")
+		assert.Contains(t, seen.Backends["musa"].Reason, "presence")
+		assert.Contains(t, seen.Backends["musa"].Reason, "mtml")
+	})
+	t.Run("isolated: the exact answer from a child", func(t *testing.T) {
+		seen, log := runTier(t, withMUSA("FLAGOS_PROBE=isolated")...)
+		require.Empty(t, seen.InitErr)
+		assert.Equal(t, "isolated", seen.Probe)
+		assert.True(t, seen.Backends["musa"].Available, seen.Backends["musa"].Reason)
+		assert.Equal(t, 2, seen.Backends["musa"].Devices)
+		assert.Equal(t, "isolated", seen.Backends["musa"].Tier)
+		assert.Equal(t, 1, countOf(log, "init"), "muInit ran once, in the probe's child: %v", log)
+		assert.True(t, seen.AliasActive, "the alias decision reads the isolated answer")
+		assert.Equal(t, "flagos:1", seen.ParseCUDA1)
+	})
+	t.Run("isolated: a driver that crashes in init", func(t *testing.T) {
+		for _, c := range []struct{ crash, want string }{{"segv", "signal 11"}, {"abort", "signal 6"}} {
+			seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=isolated", "FAKE_MUSA_INIT_CRASH="+c.crash)...)
+			require.Empty(t, seen.InitErr, "Init survives")
+			m := seen.Backends["musa"]
+			assert.False(t, m.Available)
+			assert.Contains(t, m.Reason, "the driver crashed in muInit ("+c.want)
+			assert.False(t, seen.AliasActive)
+		}
+	})
+	t.Run("isolated: a driver that hangs in init", func(t *testing.T) {
+		seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=isolated", "FLAGOS_PROBE_TIMEOUT=300ms", "FAKE_MUSA_INIT_SLEEP_MS=20000")...)
+		require.Empty(t, seen.InitErr)
+		m := seen.Backends["musa"]
+		assert.False(t, m.Available)
+		assert.Contains(t, m.Reason, "did not return within 300ms (FLAGOS_PROBE_TIMEOUT) in muInit")
+		assert.Less(t, seen.Elapsed, 15*time.Second, "Init did not wait for the driver")
+	})
+	t.Run("exact: a driver that hangs in init times out", func(t *testing.T) {
+		seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=exact", "FLAGOS_PROBE_TIMEOUT=300ms", "FAKE_MUSA_INIT_SLEEP_MS=20000")...)
+		require.Empty(t, seen.InitErr)
+		m := seen.Backends["musa"]
+		assert.False(t, m.Available)
+		assert.Contains(t, m.Reason, "muInit did not return within 300ms")
+		assert.Less(t, seen.Elapsed, 15*time.Second)
+	})
+	t.Run("presence: a later exact call says what presence answered", func(t *testing.T) {
+		buildFakes(t)
+		seen, log := runTier(t, "FLAGOS_PROBE=presence", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "FAKE_CUDA_INIT_RESULT=100",
+			"FLAGOS_LIBMUSA_PATH="+filepath.Join(fakes.missing, "libmusa.so.1"), "TIER_ALLOC=1")
+		require.Empty(t, seen.InitErr)
+		assert.Equal(t, "presence", seen.Backends["cuda"].Tier)
+		if seen.Backends["cuda"].Available {
+			t.Skip("this machine has NVIDIA device nodes: the presence tier found them; the case needs a machine without")
+		}
+		assert.Contains(t, seen.AllocErr, "the presence tier had answered")
+		assert.Contains(t, seen.AllocErr, "FLAGOS_PROBE=exact")
+		assert.Contains(t, seen.AllocErr, "CUDA_ERROR_NO_DEVICE", "the exact error, first")
+		assert.Equal(t, 1, countOf(log, "init"), "the Alloc tried to initialize the driver, lazily: %v", log)
+	})
+}
+
+func TestBadSettings(t *testing.T) {
+	for _, c := range []struct{ kv, name string }{
+		{"FLAGOS_PROBE=fast", "FLAGOS_PROBE"},
+		{"FLAGOS_PROBE_TIMEOUT=soon", "FLAGOS_PROBE_TIMEOUT"},
+		{"FLAGOS_PROBE_TIMEOUT=-1s", "FLAGOS_PROBE_TIMEOUT"},
+		{"FLAGOS_LIBCUDA_PATH=lib/libcuda.so.1", "FLAGOS_LIBCUDA_PATH"},
+		{"FLAGOS_LIBMUSA_PATH=./libmusa.so.1", "FLAGOS_LIBMUSA_PATH"},
+		{"FLAGOS_LIBNVML_PATH=libnvidia-ml.so.1", "FLAGOS_LIBNVML_PATH"},
+		{"FLAGOS_LIBNVSHMEM_PATH=x.so", "FLAGOS_LIBNVSHMEM_PATH"},
+		{"FLAGOS_BACKEND=cpu", "FLAGOS_BACKEND"},
+		{"FLAGOS_BACKEND=flagos", "FLAGOS_BACKEND"},
+		{"FLAGOS_BACKEND=mu sa", "FLAGOS_BACKEND"},
+		{"FLAGOS_BACKEND=junk", "FLAGOS_BACKEND"},
+		{"FLAGOS_LOG=junk", "FLAGOS_LOG"},
+		{"FLAGOS_ALIAS_CUDA=perhaps", "FLAGOS_ALIAS_CUDA"},
+	} {
+		t.Run(c.kv, func(t *testing.T) {
+			seen, _ := runTier(t, c.kv)
+			assert.Contains(t, seen.InitErr, c.name)
+			assert.Contains(t, seen.InitErr, "invalid setting")
+			assert.Empty(t, seen.ParseCUDA1, "device.Default does not answer under a bad setting")
+		})
+	}
+}
+
+func countOf(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if l == s {
+			n++
+		}
+	}
+	return n
+}
