@@ -212,10 +212,17 @@ var errAliasNotRun = errors.New("the ecosystem/alias step did not run")
 
 func (s *shim) initForDefault() error {
 	_, err := s.init(context.Background())
-	if s.aliasErr != nil || s.settingsErr != nil {
-		return fmt.Errorf("flagshim: the cuda alias could not be decided, so device.Default will not answer: %w", errors.Join(s.settingsErr, s.aliasErr, err))
+	cause := s.settingsErr
+	if s.aliasErr != nil && (cause == nil || !strings.Contains(cause.Error(), s.aliasErr.Error())) {
+		cause = errors.Join(cause, s.aliasErr)
 	}
-	return nil
+	if cause == nil {
+		return nil
+	}
+	if errors.Is(cause, errAliasNotRun) && err != nil {
+		cause = err
+	}
+	return fmt.Errorf("flagshim: the cuda alias could not be decided, so device.Default will not answer: %w", cause)
 }
 
 func (s *shim) run(ctx context.Context) error {

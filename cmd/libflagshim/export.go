@@ -8,35 +8,62 @@ package main
 */
 import "C"
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 var codes = [...]C.int{
-	failInit:   C.FLAGSHIM_EINIT,
-	failArgs:   C.FLAGSHIM_EINVAL,
-	failDevice: C.FLAGSHIM_EDEVICE,
-	failRange:  C.FLAGSHIM_ERANGE,
+	failInit:    C.FLAGSHIM_EINIT,
+	failArgs:    C.FLAGSHIM_EINVAL,
+	failDevice:  C.FLAGSHIM_EDEVICE,
+	failRange:   C.FLAGSHIM_ERANGE,
+	failHook:    C.FLAGSHIM_EHOOK,
+	failBackend: C.FLAGSHIM_EBACKEND,
+	failNVSHMEM: C.FLAGSHIM_ENVSHMEM,
 }
 
-//export flagshim_resolve
-func flagshim_resolve(device *C.char, out *C.char, out_len C.int) C.int {
-	if out == nil || out_len <= 0 {
-		return C.FLAGSHIM_EINVAL
+// buffer is out as a Go slice, or nil when it cannot hold anything.
+func buffer(out *C.char, outLen C.int) []byte {
+	if out == nil || outLen <= 0 {
+		return nil
 	}
-	buf := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(out_len))
-	if device == nil {
-		buf[0] = 0
-		return C.FLAGSHIM_EINVAL
-	}
-	s, f := resolve(C.GoString(device))
-	if f != failNone {
-		buf[0] = 0
-		return codes[f]
-	}
-	n, f := put(buf, s)
+	return unsafe.Slice((*byte)(unsafe.Pointer(out)), int(outLen))
+}
+
+// answer writes s to out; its length, or a code.
+func answer(out *C.char, outLen C.int, s string) C.int {
+	n, f := put(buffer(out, outLen), s)
 	if f != failNone {
 		return codes[f]
 	}
 	return C.int(n)
+}
+
+// fail writes an empty string to a usable out and returns f's code.
+func fail(out *C.char, outLen C.int, f failure) C.int {
+	if b := buffer(out, outLen); b != nil {
+		b[0] = 0
+	}
+	return codes[f]
+}
+
+//export flagshim_ready
+func flagshim_ready() C.int { return 0 }
+
+//export flagshim_resolve
+func flagshim_resolve(device *C.char, out *C.char, out_len C.int) C.int {
+	if buffer(out, out_len) == nil {
+		return C.FLAGSHIM_EINVAL
+	}
+	if device == nil {
+		return fail(out, out_len, failArgs)
+	}
+	s, f := resolve(C.GoString(device))
+	if f != failNone {
+		return fail(out, out_len, f)
+	}
+	return answer(out, out_len, s)
 }
 
 //export flagshim_alias_active
@@ -47,6 +74,69 @@ func flagshim_alias_active() C.int {
 	}
 	if active {
 		return 1
+	}
+	return 0
+}
+
+//export flagshim_info_json
+func flagshim_info_json(out *C.char, out_len C.int) C.int {
+	s, f := infoJSON()
+	if f != failNone {
+		return fail(out, out_len, f)
+	}
+	if out == nil && out_len == 0 {
+		return C.int(len(s)) // the size needed, without the NUL
+	}
+	if buffer(out, out_len) == nil {
+		return C.FLAGSHIM_EINVAL
+	}
+	return answer(out, out_len, s)
+}
+
+//export flagshim_error
+func flagshim_error(out *C.char, out_len C.int) C.int {
+	s := errorMessage()
+	if out == nil && out_len == 0 {
+		return C.int(len(s))
+	}
+	if buffer(out, out_len) == nil {
+		return C.FLAGSHIM_EINVAL
+	}
+	if n, f := put(buffer(out, out_len), s); f == failNone {
+		return C.int(n)
+	}
+	// Too long: the beginning of it, cut to fit, rather than nothing.
+	b := buffer(out, out_len)
+	n := copy(b[:len(b)-1], s)
+	b[n] = 0
+	return C.int(n)
+}
+
+//export flagshim_module_loaded
+func flagshim_module_loaded(backend *C.char, module C.ulonglong, out *C.char, out_len C.int) C.int {
+	if backend == nil || module == 0 {
+		return fail(out, out_len, failArgs)
+	}
+	names, f := moduleLoaded(C.GoString(backend), uintptr(module), "")
+	if f != failNone {
+		return fail(out, out_len, f)
+	}
+	if out == nil && out_len == 0 {
+		return C.int(len(strings.Join(names, ",")))
+	}
+	if buffer(out, out_len) == nil {
+		return C.FLAGSHIM_EINVAL
+	}
+	return answer(out, out_len, strings.Join(names, ","))
+}
+
+//export flagshim_module_unloading
+func flagshim_module_unloading(backend *C.char, module C.ulonglong) C.int {
+	if backend == nil || module == 0 {
+		return C.FLAGSHIM_EINVAL
+	}
+	if f := moduleUnloading(C.GoString(backend), uintptr(module)); f != failNone {
+		return codes[f]
 	}
 	return 0
 }

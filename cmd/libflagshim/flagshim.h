@@ -4,11 +4,28 @@
  *     CGO_ENABLED=1 go build -buildmode=c-shared -o libflagshim.so ./cmd/libflagshim
  *
  * Link with -lflagshim (or dlopen the library). Every function may be called
- * from any thread, concurrently. The first call of any of them runs
- * flagshim.Init once for the process: the vendor drivers (libcuda, libmusa)
- * are looked for then, under the usual environment variables
- * (FLAGOS_ALIAS_CUDA, FLAGOS_BACKEND, FLAGOS_LIBCUDA_PATH,
- * FLAGOS_LIBMUSA_PATH, FLAGOS_LOG); later calls reuse that outcome.
+ * from any thread, concurrently. The first call of any of them (but
+ * flagshim_ready and flagshim_error) runs flagshim.Init once for the
+ * process: the vendor drivers (libcuda, libmusa, libamdhip64) are looked for
+ * then, under the usual environment variables (FLAGOS_ALIAS_CUDA,
+ * FLAGOS_BACKEND, FLAGOS_PROBE, FLAGOS_PROBE_TIMEOUT, FLAGOS_LIB*_PATH,
+ * FLAGOS_LOG); later calls reuse that outcome.
+ *
+ * Probing. The library's default tier is presence (FLAGOS_PROBE=presence):
+ * it asks the management libraries (NVML, MTML), the device nodes and the
+ * driver library without initializing any driver in the host, so a host
+ * that forks afterwards (PyTorch's DataLoader, multiprocessing) keeps
+ * children in which CUDA works. FLAGOS_PROBE=exact initializes the driver
+ * in the host (cuInit); FLAGOS_PROBE=isolated is refused here (it needs a Go
+ * program that can re-execute itself).
+ *
+ * Forking. The Go runtime inside the library starts on a thread of its own
+ * when the library is loaded. A host that forks before that start has
+ * finished leaves a child that blocks in the runtime's start-up for ever.
+ * So: load the library, call flagshim_ready() (it returns once the runtime
+ * is up), then fork as you like. Do not fork while a flagshim call is in
+ * flight on another thread. The Python package does exactly this on
+ * import.
  */
 #ifndef FLAGSHIM_H
 #define FLAGSHIM_H
@@ -20,6 +37,12 @@
 #define FLAGSHIM_EDEVICE (-3) /* a bad device string: its syntax ("type" or
                                  "type:index") or an unknown type */
 #define FLAGSHIM_ERANGE  (-4) /* out_len is too small for the answer and its NUL */
+#define FLAGSHIM_EHOOK   (-5) /* a module hook failed (flagshim_error says which and why) */
+#define FLAGSHIM_EBACKEND (-6) /* no driver backend of that name (cuda, musa, hip) */
+#define FLAGSHIM_ENVSHMEM (-7) /* NVSHMEM could not be attached or initialized */
+
+/* Every function that fails leaves a message for flagshim_error on the
+ * calling thread. */
 
 #ifndef FLAGSHIM_BUILDING
 #ifdef __cplusplus
@@ -47,6 +70,52 @@ int flagshim_resolve(const char *device, char *out, int out_len);
  * could not be decided.
  */
 int flagshim_alias_active(void);
+
+/*
+ * flagshim_ready returns 0 once the library's Go runtime has started (any
+ * call waits for that; this one does nothing else and runs no Init). Call
+ * it after loading the library and before forking.
+ */
+int flagshim_ready(void);
+
+/*
+ * flagshim_info_json writes what `flagshim info --json` prints for this
+ * process (one JSON object, see docs/json.md), NUL-terminated, and returns
+ * its length. Called with out == NULL and out_len == 0 it writes nothing and
+ * returns the length the answer needs (add one for the NUL); on
+ * FLAGSHIM_ERANGE, ask so and call again.
+ */
+int flagshim_info_json(char *out, int out_len);
+
+/*
+ * flagshim_error writes the calling thread's last error message (the cause
+ * of the last negative code it got) and returns its length; "" when there
+ * is none. With out == NULL and out_len == 0 it returns the length needed.
+ * A message longer than out is cut to fit.
+ */
+int flagshim_error(char *out, int out_len);
+
+/*
+ * flagshim_module_loaded runs flagshim's module hooks on a module another
+ * loader of this process loaded (Triton, CuPy, cuda-python, your runtime):
+ * backend names the driver that loaded it ("cuda", "musa", "hip") and
+ * module is its handle (a CUmodule, MUmodule, hipModule_t). Only hooks
+ * whose scope matches the module run (the NVSHMEM hook only on modules that
+ * carry NVSHMEM's device symbols). It writes the names of the hooks that
+ * ran, comma-separated ("" when none), and returns the length; out == NULL
+ * with out_len == 0 asks for the length. Call it on the thread that loaded
+ * the module, with the module's context current: the lookups use it. A
+ * second call for the same module runs nothing and answers the same.
+ * FLAGSHIM_EHOOK: a hook failed; the hooks applied before it were undone.
+ */
+int flagshim_module_loaded(const char *backend, unsigned long long module, char *out, int out_len);
+
+/*
+ * flagshim_module_unloading finalizes, in reverse order, the hooks
+ * flagshim_module_loaded applied to module; call it before unloading the
+ * module. A module that no hook ran on needs no call (0 either way).
+ */
+int flagshim_module_unloading(const char *backend, unsigned long long module);
 
 #ifdef __cplusplus
 }

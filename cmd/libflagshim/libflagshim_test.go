@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"strconv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,10 +85,12 @@ func TestCShared(t *testing.T) {
 	noDrivers := []string{
 		"FLAGOS_LIBCUDA_PATH=" + none + "/libcuda.so.1",
 		"FLAGOS_LIBMUSA_PATH=" + none + "/libmusa.so.1",
+		"FLAGOS_LIBNVML_PATH=" + none + "/libnvidia-ml.so.1",
+		"FLAGOS_LIBMTML_PATH=" + none + "/libmtml.so",
 	}
 
 	t.Run("codes", func(t *testing.T) {
-		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4"}, runCheck(t, check, noDrivers, "codes"),
+		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4 EHOOK=-5 EBACKEND=-6 ENVSHMEM=-7"}, runCheck(t, check, noDrivers, "codes"),
 			"the codes documented in flagshim.h and doc.go")
 	})
 
@@ -119,8 +123,56 @@ func TestCShared(t *testing.T) {
 	})
 
 	t.Run("bad FLAGOS_ALIAS_CUDA: init error", func(t *testing.T) {
-		got := runCheck(t, check, append(noDrivers, "FLAGOS_ALIAS_CUDA=perhaps"), "alias", "64/cpu", "64/cuda")
-		assert.Equal(t, []string{"alias=-1", "rc=-1 first=0 canary=ok", "rc=-1 first=0 canary=ok"}, got)
+		got := runCheck(t, check, append(noDrivers, "FLAGOS_ALIAS_CUDA=perhaps"), "alias", "64/cpu", "64/cuda", "error")
+		require.Len(t, got, 4)
+		assert.Equal(t, []string{"alias=-1", "rc=-1 first=0 canary=ok", "rc=-1 first=0 canary=ok"}, got[:3])
+		assert.Contains(t, got[3], "FLAGOS_ALIAS_CUDA", "flagshim_error names the variable")
+		assert.Contains(t, got[3], "invalid setting")
+	})
+
+	t.Run("bad settings: every one is an init error", func(t *testing.T) {
+		for _, kv := range []string{"FLAGOS_LIBCUDA_PATH=lib/libcuda.so.1", "FLAGOS_BACKEND=junk", "FLAGOS_LOG=junk", "FLAGOS_PROBE=isolated", "FLAGOS_PROBE=fast"} {
+			got := runCheck(t, check, append(noDrivers, kv), "64/cuda", "error")
+			require.Len(t, got, 2)
+			assert.Equal(t, "rc=-1 first=0 canary=ok", got[0], kv)
+			name, _, _ := strings.Cut(kv, "=")
+			assert.Contains(t, got[1], name, kv)
+		}
+	})
+
+	t.Run("ready and info json", func(t *testing.T) {
+		got := runCheck(t, check, noDrivers, "ready", "info", "info/8")
+		require.Len(t, got, 3)
+		assert.Equal(t, "ready=0", got[0])
+		n, js, ok := strings.Cut(strings.TrimPrefix(got[1], "info="), " json=")
+		require.True(t, ok, got[1])
+		var info struct {
+			Alias    struct{ Active bool }
+			Backends []struct{ Type string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(js), &info), "flagshim_info_json is `flagshim info --json`")
+		assert.Equal(t, strconv.Itoa(len(js)), n)
+		assert.NotEmpty(t, info.Backends)
+		assert.Equal(t, "rc=-4 first=0 canary=ok", got[2], "too small: ERANGE, nothing past out_len")
+	})
+
+	t.Run("presence, the library's default: no driver is initialized", func(t *testing.T) {
+		musa := buildFake(t, "musa")
+		mtml := buildFake(t, "mtml")
+		log := filepath.Join(dltest.PrivateDir(t), "fake.log")
+		env := []string{"FLAGOS_LIBCUDA_PATH=" + none + "/libcuda.so.1", "FLAGOS_LIBMUSA_PATH=" + musa,
+			"FLAGOS_LIBMTML_PATH=" + mtml, "FAKE_MTML_COUNT=2", "FAKE_LOG=" + log}
+		assert.Equal(t, []string{"alias=1", "rc=8 out=flagos:1 canary=ok"}, runCheck(t, check, env, "alias", "64/cuda:1"),
+			"MTML's two devices make cuda mean flagos")
+		b, err := os.ReadFile(log)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "load", "libmusa was opened, for its version")
+		assert.NotContains(t, string(b), "init", "muInit never ran in the host")
+		require.NoError(t, os.Remove(log))
+		assert.Equal(t, []string{"alias=1"}, runCheck(t, check, append(env, "FLAGOS_PROBE=exact"), "alias"))
+		b, err = os.ReadFile(log)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "init", "the exact tier does initialize it: the test would see it")
 	})
 
 	t.Run("concurrent first calls from C threads", func(t *testing.T) {
@@ -129,7 +181,7 @@ func TestCShared(t *testing.T) {
 
 	t.Run("fake drivers: cuda means flagos exactly without usable CUDA", func(t *testing.T) {
 		musa := buildFake(t, "musa")
-		env := []string{"FLAGOS_LIBCUDA_PATH=" + none + "/libcuda.so.1", "FLAGOS_LIBMUSA_PATH=" + musa, "FAKE_DEVICE_COUNT=2"}
+		env := []string{"FLAGOS_LIBCUDA_PATH=" + none + "/libcuda.so.1", "FLAGOS_LIBMUSA_PATH=" + musa, "FAKE_DEVICE_COUNT=2", "FLAGOS_PROBE=exact"}
 		assert.Equal(t, []string{
 			"alias=1",
 			"rc=8 out=flagos:0 canary=ok",

@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 )
 
 // failure says why a call gave no answer; export.go maps it to the C codes
@@ -13,32 +18,49 @@ import (
 type failure int
 
 const (
-	failNone   failure = iota
-	failInit           // FLAGSHIM_EINIT
-	failArgs           // FLAGSHIM_EINVAL
-	failDevice         // FLAGSHIM_EDEVICE
-	failRange          // FLAGSHIM_ERANGE
+	failNone    failure = iota
+	failInit            // FLAGSHIM_EINIT
+	failArgs            // FLAGSHIM_EINVAL
+	failDevice          // FLAGSHIM_EDEVICE
+	failRange           // FLAGSHIM_ERANGE
+	failHook            // FLAGSHIM_EHOOK
+	failBackend         // FLAGSHIM_EBACKEND
+	failNVSHMEM         // FLAGSHIM_ENVSHMEM
 )
 
-// resolve parses s on device.Default, which runs flagshim.Init first.
+// initHost runs flagshim.Init as a shared library inside another program
+// needs it: the presence tier by default (no driver initialized in the
+// host, which may fork: PyTorch's DataLoader, multiprocessing), and no
+// isolated tier (the host is not a Go program that can re-execute itself).
+// Every export calls it first; device.Default then finds Init done.
+func initHost() (*flagshim.Report, error) {
+	return flagshim.Init(context.Background(), flagshim.WithDefaultProbe(driver.TierPresence), flagshim.WithoutChildProcesses())
+}
+
+// resolve parses s on device.Default.
 func resolve(s string) (string, failure) {
+	initHost()
 	d, err := device.Parse(s)
 	switch {
 	case err == nil:
 		return d.String(), failNone
 	case errors.Is(err, device.ErrSyntax), errors.Is(err, device.ErrUnknownType):
+		setErr(err)
 		return "", failDevice
-	default: // device.Default could not be initialised: the alias is undecided
+	default: // device.Default could not be initialised: a bad setting or an undecided alias
+		setErr(err)
 		return "", failInit
 	}
 }
 
-// aliasActive runs flagshim.Init and says whether cuda means flagos. Errors
-// of other steps do not count: only an undecided alias is a failure, and
-// device.Default reports exactly that.
+// aliasActive says whether cuda means flagos. Errors of other steps do not
+// count: only what makes device.Default refuse is a failure.
 func aliasActive() (bool, failure) {
-	rep, _ := flagshim.Init(context.Background())
+	rep, _ := initHost()
 	if _, err := device.Lookup(device.CPU); err != nil || rep == nil {
+		if err != nil {
+			setErr(err)
+		}
 		return false, failInit
 	}
 	return rep.Alias.Active, failNone
@@ -57,4 +79,32 @@ func put(out []byte, s string) (int, failure) {
 	copy(out, s)
 	out[len(s)] = 0
 	return len(s), failNone
+}
+
+// lastErr keeps each thread's last error message (flagshim_error): a C
+// thread calls in, fails, and asks why on the same thread. Threads that end
+// leave an entry behind; the map holds at most maxErrs of them.
+var lastErr struct {
+	mu sync.Mutex
+	m  map[int]string
+}
+
+const maxErrs = 4096
+
+func setErr(err error) {
+	tid := unix.Gettid()
+	lastErr.mu.Lock()
+	defer lastErr.mu.Unlock()
+	if lastErr.m == nil || len(lastErr.m) >= maxErrs {
+		lastErr.m = map[int]string{}
+	}
+	lastErr.m[tid] = strings.ReplaceAll(err.Error(), "\n", "; ") // one line for C
+}
+
+// errorMessage is the calling thread's last error message, "" when none.
+func errorMessage() string {
+	tid := unix.Gettid()
+	lastErr.mu.Lock()
+	defer lastErr.mu.Unlock()
+	return lastErr.m[tid]
 }

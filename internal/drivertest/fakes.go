@@ -30,6 +30,9 @@ var fakes = map[string]fake{
 	"cuda": {src: "internal/drivertest/testdata/fake_cufamily.c", soname: "libcuda.so.1"},
 	"musa": {src: "internal/drivertest/testdata/fake_cufamily.c", defines: []string{"-DFAKE_MU"}, soname: "libmusa.so.1"},
 	"hip":  {src: "drivers/hip/testdata/fake_libamdhip64.c", soname: "libamdhip64.so.6"},
+	// The management libraries of the presence tier (presence/testdata).
+	"nvml": {src: "presence/testdata/fake_nvml.c", soname: "libnvidia-ml.so.1"},
+	"mtml": {src: "presence/testdata/fake_mtml.c", soname: "libmtml.so"},
 }
 
 // FakeSoname is the file name the fake of vendor is built as.
@@ -52,7 +55,8 @@ func buildFakeAt(tb testing.TB, vendor, out string, defines ...string) {
 	dltest.BuildLib(tb, out, f.soname, []string{src}, append(flags, defines...)...)
 }
 
-// BuildFake builds the fake library of vendor ("cuda", "musa", "hip") into
+// BuildFake builds the fake library of vendor ("cuda", "musa", "hip", or a
+// management library: "nvml", "mtml") into
 // dir, which must not be writable by others, under its real soname, and
 // returns its path. It skips the test, saying why, where no C compiler is
 // installed.

@@ -10,6 +10,10 @@
  *   threads=N      N threads call alias and resolve("cuda:1") 200 times each
  *                  -> "threads=N alias=A cuda1=S consistent=yes|no"
  *   codes          the header's error codes -> "EINIT=.. EINVAL=.. ..."
+ *   ready          flagshim_ready() -> "ready=N"
+ *   info           flagshim_info_json, sized first -> "info=N json=<the JSON>"
+ *   info/LEN       flagshim_info_json into LEN bytes -> "rc=N first=N canary=ok|BAD"
+ *   error          flagshim_error -> "error=<the message>"
  *
  * The buffer is filled with a canary byte first: "canary=ok" means no byte
  * at or past out_len (or any byte, when out is NULL or out_len <= 0) changed.
@@ -109,8 +113,29 @@ int main(int argc, char **argv) {
 		} else if (strncmp(a, "threads=", 8) == 0) {
 			threads_case(atoi(a + 8));
 		} else if (strcmp(a, "codes") == 0) {
-			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d\n", FLAGSHIM_EINIT, FLAGSHIM_EINVAL,
-			       FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE);
+			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d\n", FLAGSHIM_EINIT, FLAGSHIM_EINVAL,
+			       FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE, FLAGSHIM_EHOOK, FLAGSHIM_EBACKEND, FLAGSHIM_ENVSHMEM);
+		} else if (strcmp(a, "ready") == 0) {
+			printf("ready=%d\n", flagshim_ready());
+		} else if (strcmp(a, "info") == 0) {
+			int n = flagshim_info_json(NULL, 0);
+			if (n < 0) { printf("info=%d\n", n); continue; }
+			char *buf = malloc((size_t)n + 1);
+			int rc = flagshim_info_json(buf, n + 1);
+			printf("info=%d json=%s\n", rc, rc == n ? buf : "<size changed>");
+			free(buf);
+		} else if (strncmp(a, "info/", 5) == 0) {
+			char buf[BUF];
+			memset(buf, CANARY, sizeof buf);
+			int len = atoi(a + 5);
+			int rc = flagshim_info_json(buf, len);
+			int ok = 1;
+			for (int k = len; k < BUF; k++) if ((unsigned char)buf[k] != CANARY) ok = 0;
+			printf("rc=%d first=%d canary=%s\n", rc, (unsigned char)buf[0], ok ? "ok" : "BAD");
+		} else if (strcmp(a, "error") == 0) {
+			char buf[1024];
+			flagshim_error(buf, sizeof buf);
+			printf("error=%s\n", buf);
 		} else {
 			resolve_case(a);
 		}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+)
+
+// TestForeignModules loads modules the way a host does (its own
+// cuModuleLoadData on the fake libcuda, its context current) and hands
+// them to the C interface's core: only the hooks whose scope matches run,
+// unloading finalizes them, a failing hook is reported.
+func TestForeignModules(t *testing.T) {
+	if !dltest.IsChild(t) {
+		if dltest.CC() == "" {
+			t.Skip("no C compiler (go env CC) to build the fake libcuda")
+		}
+		cuda := buildFake(t, "cuda")
+		dltest.MustChild(t, t.Name(), "FLAGOS_LIBCUDA_PATH="+cuda, "FLAGOS_PROBE=exact",
+			"FLAGOS_LIBMUSA_PATH=/nonexistent/libmusa.so.1")
+		return
+	}
+	var events []string
+	remove, err := device.DefaultHooks.Register(device.Hook{
+		Name:     "xy",
+		Scope:    device.HasGlobals("x", "y"),
+		Init:     func(m device.Module) error { events = append(events, "init "+m.Label()); return nil },
+		Finalize: func(m device.Module) error { events = append(events, "fini "+m.Label()); return nil },
+	})
+	require.NoError(t, err)
+	defer remove()
+
+	b, f := vendorBackend("cuda")
+	require.Equal(t, failNone, f, errorMessage())
+	lib, err := purego.Dlopen(os.Getenv("FLAGOS_LIBCUDA_PATH"), purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	require.NoError(t, err)
+	load, err := purego.Dlsym(lib, "cuModuleLoadData")
+	require.NoError(t, err)
+	hostLoad := func(image string) uintptr {
+		var h uintptr
+		img := append([]byte(image), 0)
+		r, _, _ := purego.SyscallN(load, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&img[0])))
+		require.Zero(t, int32(r), "the host's own load")
+		return h
+	}
+
+	require.NoError(t, b.WithContext(0, func() error {
+		both := hostLoad("fake-module\nglobal x 4\nglobal y 4\n")
+		plain := hostLoad("fake-module\nfunction k nop\n")
+		partial := hostLoad("fake-module\nglobal x 4\n")
+
+		names, f := moduleLoaded("cuda", both, "")
+		assert.Equal(t, failNone, f, errorMessage())
+		assert.Equal(t, []string{"xy"}, names)
+		names, f = moduleLoaded("cuda", both, "")
+		assert.Equal(t, []string{"xy"}, names, "a second call runs nothing and answers the same")
+		assert.Equal(t, failNone, f)
+		names, f = moduleLoaded("cuda", plain, "")
+		assert.Equal(t, failNone, f, errorMessage())
+		assert.Empty(t, names, "a plain module gets no hook")
+		_, f = moduleLoaded("cuda", partial, "")
+		assert.Equal(t, failHook, f)
+		assert.Contains(t, errorMessage(), "only some of a hook's globals")
+		assert.Equal(t, failNone, moduleUnloading("cuda", both))
+		assert.Equal(t, failNone, moduleUnloading("cuda", plain), "never hooked: nothing to do")
+		return nil
+	}))
+	assert.Equal(t, 2, len(events))
+	assert.True(t, strings.HasPrefix(events[0], "init foreign#"), events)
+	assert.True(t, strings.HasPrefix(events[1], "fini foreign#"), events)
+
+	_, f = moduleLoaded("rocm", 1, "")
+	assert.Equal(t, failBackend, f)
+	assert.Contains(t, errorMessage(), "no driver backend \"rocm\"")
+	_, f = moduleLoaded("cpu", 1, "")
+	assert.Equal(t, failBackend, f)
+	_ = driver.TierExact
+}
