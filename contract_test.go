@@ -13,7 +13,7 @@ import (
 	"github.com/flagos-ai/flagshim/probe"
 )
 
-// The public contract of DESIGN.md, checked by the compiler: other code and
+// The public contract of docs/architecture.md, checked by the compiler: other code and
 // acceptance checks rely on these names and signatures, so a change to any of
 // them breaks this file's build before it breaks someone else's.
 var (

@@ -90,7 +90,7 @@ var machines = []machine{
 	{name: "cuInit 803 with musa", cuda: true, cudaEnv: "INIT_RESULT=803", musa: true, musaEnv: "DEVICE_COUNT=1", musaDevs: 1},
 }
 
-// expectation is what the rules of DESIGN.md say a scenario must give.
+// expectation is what the rules of docs/architecture.md say a scenario must give.
 type expectation struct {
 	initFails   bool        // a bad setting
 	badVars     []string    // the variables Init must name

@@ -1,7 +1,7 @@
 // Package alias decides whether "cuda" should mean "flagos" and installs that
 // decision.
 //
-// The rule (DESIGN.md, "The alias rule"): the alias is active exactly when
+// The rule (docs/architecture.md, "The public contract"): the alias is active exactly when
 // FLAGOS_ALIAS_CUDA allows it, the ORIGINAL cuda probe finds no usable CUDA
 // runtime, and the original flagos probe finds at least one device. When
 // active, device strings "cuda" and "cuda:N" parse to flagos, Lookup(cuda)
