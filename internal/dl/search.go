@@ -121,6 +121,7 @@ func Open(spec Spec) (*Library, error) {
 					continue
 				}
 				if h, ok := s.try(p, FromDirs, false); ok {
+					s.log(p, nil, FromDirs)
 					return s.library(p, h), nil
 				}
 			}
