@@ -42,7 +42,7 @@ const (
 // errBadCache is wrapped by every error of parseLDCache.
 var errBadCache = errors.New("not a usable ld.so.cache")
 
-// cacheEntry is one library of the cache.
+// cacheEntry is one library of the cache, its strings read.
 type cacheEntry struct {
 	Flags int32  // FLAG_ELF_LIBC6 | FLAG_X8664_LIB64, ...
 	Key   string // the soname: "libcuda.so.1"
@@ -50,11 +50,20 @@ type cacheEntry struct {
 	HWCap uint64 // 0 in the old format and for the baseline entry
 }
 
-// ldCache is a parsed cache, entries in file order.
+// rawEntry is an entry as the file holds it: key and value are offsets
+// into the string table.
+type rawEntry struct {
+	flags      int32
+	key, value uint32
+	hwcap      uint64
+}
+
+// ldCache is a parsed cache. Strings are read only when an entry is looked
+// at, so a hostile file costs time linear in its size, never quadratic.
 type ldCache struct {
-	Format  string // cacheMagicNew or cacheMagicOld
-	Entries []cacheEntry
-	Skipped int // entries whose strings lie outside the file
+	Format string // cacheMagicNew or cacheMagicOld
+	strs   []byte // the string table: offsets are from its start
+	raw    []rawEntry
 }
 
 // hostOrder is this process's byte order, which the cache is written in.
@@ -98,11 +107,10 @@ func parseLDCache(data []byte) (*ldCache, error) {
 		if newAt := (end + 7) &^ 7; newAt+cacheHeaderNew <= len(data) && bytes.HasPrefix(data[newAt:], []byte(cacheMagicNew)) {
 			return parseNewCache(data[newAt:])
 		}
-		c := &ldCache{Format: cacheMagicOld}
-		strs := data[end:]
-		for i := 0; i < int(n); i++ {
+		c := &ldCache{Format: cacheMagicOld, strs: data[end:], raw: make([]rawEntry, n)}
+		for i := range c.raw {
 			e := data[cacheHeaderOld+i*cacheEntryOld:]
-			c.add(strs, int32(hostOrder.Uint32(e[0:4])), hostOrder.Uint32(e[4:8]), hostOrder.Uint32(e[8:12]), 0)
+			c.raw[i] = rawEntry{int32(hostOrder.Uint32(e[0:4])), hostOrder.Uint32(e[4:8]), hostOrder.Uint32(e[8:12]), 0}
 		}
 		return c, nil
 	default:
@@ -129,39 +137,50 @@ func parseNewCache(data []byte) (*ldCache, error) {
 	if n > uint64(len(data)-cacheHeaderNew)/cacheEntryNew {
 		return nil, fmt.Errorf("%w: %d entries do not fit in %d bytes", errBadCache, n, len(data))
 	}
-	c := &ldCache{Format: cacheMagicNew}
-	for i := 0; i < int(n); i++ {
+	c := &ldCache{Format: cacheMagicNew, strs: data, raw: make([]rawEntry, n)}
+	for i := range c.raw {
 		e := data[cacheHeaderNew+i*cacheEntryNew:]
-		c.add(data, int32(hostOrder.Uint32(e[0:4])), hostOrder.Uint32(e[4:8]), hostOrder.Uint32(e[8:12]), hostOrder.Uint64(e[16:24]))
+		c.raw[i] = rawEntry{int32(hostOrder.Uint32(e[0:4])), hostOrder.Uint32(e[4:8]), hostOrder.Uint32(e[8:12]), hostOrder.Uint64(e[16:24])}
 	}
 	return c, nil
 }
 
-// add appends an entry whose key and value are NUL-terminated strings at
-// those offsets of strs; an entry with either outside strs is counted as
-// skipped (glibc ignores it too).
-func (c *ldCache) add(strs []byte, flags int32, key, value uint32, hwcap uint64) {
-	k, ok1 := cString(strs, key)
-	v, ok2 := cString(strs, value)
-	if !ok1 || !ok2 {
-		c.Skipped++
-		return
+// entries reads every entry's strings, in file order; skipped counts the
+// entries whose strings lie outside the file (glibc ignores those too).
+func (c *ldCache) entries() (es []cacheEntry, skipped int) {
+	for _, r := range c.raw {
+		k, ok1 := cString(c.strs, r.key)
+		v, ok2 := cString(c.strs, r.value)
+		if !ok1 || !ok2 {
+			skipped++
+			continue
+		}
+		es = append(es, cacheEntry{Flags: r.flags, Key: k, Value: v, HWCap: r.hwcap})
 	}
-	c.Entries = append(c.Entries, cacheEntry{Flags: flags, Key: k, Value: v, HWCap: hwcap})
+	return es, skipped
 }
 
-// cString is the NUL-terminated string at off in b; false when off is
-// outside b or the string is not terminated inside b.
+// cString is the NUL-terminated string at off in b, of at most MaxCString
+// bytes; false when off is outside b or no NUL ends it in time.
 func cString(b []byte, off uint32) (string, bool) {
 	if uint64(off) >= uint64(len(b)) {
 		return "", false
 	}
 	rest := b[off:]
-	n := bytes.IndexByte(rest, 0)
+	n := bytes.IndexByte(rest[:min(len(rest), MaxCString+1)], 0)
 	if n < 0 {
 		return "", false
 	}
 	return string(rest[:n]), true
+}
+
+// keyIs reports whether the string at off in b is name.
+func keyIs(b []byte, off uint32, name string) bool {
+	if uint64(off) >= uint64(len(b)) {
+		return false
+	}
+	rest := b[off:]
+	return len(rest) > len(name) && rest[len(name)] == 0 && string(rest[:len(name)]) == name
 }
 
 // lookup returns the file the dynamic loader would take from the cache for
@@ -175,15 +194,19 @@ func (c *ldCache) lookup(soname string) string {
 		return ""
 	}
 	best := ""
-	for _, e := range c.Entries {
-		if e.Key != soname || !cacheFlagsOK(e.Flags) || e.HWCap != 0 {
+	for _, r := range c.raw {
+		if !keyIs(c.strs, r.key, soname) || !cacheFlagsOK(r.flags) || r.hwcap != 0 {
 			continue
 		}
-		if e.Flags == cacheDefaultID {
-			return e.Value
+		v, ok := cString(c.strs, r.value)
+		if !ok {
+			continue
+		}
+		if r.flags == cacheDefaultID {
+			return v
 		}
 		if best == "" {
-			best = e.Value // FLAG_ELF: glibc keeps looking for a default-id one
+			best = v // FLAG_ELF: glibc keeps looking for a default-id one
 		}
 	}
 	return best

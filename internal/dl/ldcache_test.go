@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,8 +96,9 @@ func TestParseLDCacheFormats(t *testing.T) {
 				want = cacheMagicOld
 			}
 			assert.Equal(t, want, c.Format, "compat is read through its new part, as glibc does")
-			assert.Equal(t, sampleEntries, c.Entries)
-			assert.Zero(t, c.Skipped)
+			es, skipped := c.entries()
+			assert.Equal(t, sampleEntries, es)
+			assert.Zero(t, skipped)
 			assert.Equal(t, "/lib/x86_64-linux-gnu/libc.so.6", c.lookup("libc.so.6"))
 			assert.Equal(t, "", c.lookup("libnope.so.1"))
 		})
@@ -151,12 +153,31 @@ func TestParseLDCacheBad(t *testing.T) {
 	hostOrder.PutUint32(bad[cacheHeaderNew+8:], uint32(len(bad)+10)) // entry 0's value
 	c, err := parseLDCache(bad)
 	require.NoError(t, err)
-	assert.Equal(t, 1, c.Skipped)
-	assert.Len(t, c.Entries, 2)
+	es, skipped := c.entries()
+	assert.Equal(t, 1, skipped)
+	assert.Len(t, es, 2)
+	assert.Equal(t, "/usr/lib/i386-linux-gnu/libcuda.so.1", bad2value(c, "libcuda.so.1"), "the broken entry is passed over")
 	// An unterminated last string.
 	c, err = parseLDCache(good[:len(good)-1])
 	require.NoError(t, err)
-	assert.Equal(t, 1, c.Skipped)
+	_, skipped = c.entries()
+	assert.Equal(t, 1, skipped)
+	// A string longer than MaxCString is no path.
+	long := buildCache("new", []cacheEntry{{Flags: cacheDefaultID, Key: "libl.so.1", Value: "/" + strings.Repeat("x", MaxCString)}})
+	c, err = parseLDCache(long)
+	require.NoError(t, err)
+	assert.Equal(t, "", c.lookup("libl.so.1"))
+}
+
+// bad2value is the value of the first entry of key, whatever its flags.
+func bad2value(c *ldCache, key string) string {
+	es, _ := c.entries()
+	for _, e := range es {
+		if e.Key == key {
+			return e.Value
+		}
+	}
+	return ""
 }
 
 // hostCacheCopy is /etc/ld.so.cache of the machine this package was written
@@ -169,8 +190,9 @@ func TestParseLDCacheHostCopy(t *testing.T) {
 	c, err := parseLDCache(data)
 	require.NoError(t, err)
 	assert.Equal(t, cacheMagicNew, c.Format)
-	assert.Zero(t, c.Skipped)
-	assert.Greater(t, len(c.Entries), 100)
+	es, skipped := c.entries()
+	assert.Zero(t, skipped)
+	assert.Greater(t, len(es), 100)
 	if runtime.GOARCH == "amd64" {
 		assert.Equal(t, "/lib/x86_64-linux-gnu/libc.so.6", c.lookup("libc.so.6"))
 	}
@@ -206,7 +228,8 @@ func TestParseLDCacheMatchesLdconfig(t *testing.T) {
 		}
 	}
 	var got [][2]string
-	for _, e := range c.Entries {
+	es, _ := c.entries()
+	for _, e := range es {
 		got = append(got, [2]string{e.Key, e.Value})
 	}
 	require.NotEmpty(t, want, "ldconfig -p printed no entries:\n%s", out)
@@ -230,16 +253,19 @@ func FuzzLDCache(f *testing.F) {
 			}
 			return
 		}
-		n := 0
-		for _, e := range c.Entries {
-			if !bytes.Contains(data, []byte(e.Key+"\x00")) || !bytes.Contains(data, []byte(e.Value+"\x00")) {
-				t.Fatalf("entry %q => %q is not in the data", e.Key, e.Value)
-			}
-			n++
-			c.lookup(e.Key)
+		es, skipped := c.entries()
+		if len(es)+skipped > len(data)/cacheEntryOld {
+			t.Fatalf("%d entries from %d bytes", len(es)+skipped, len(data))
 		}
-		if n+c.Skipped > len(data)/cacheEntryOld {
-			t.Fatalf("%d entries from %d bytes", n+c.Skipped, len(data))
+		for i, e := range es {
+			if strings.IndexByte(e.Key, 0) >= 0 || strings.IndexByte(e.Value, 0) >= 0 || len(e.Key) > MaxCString || len(e.Value) > MaxCString {
+				t.Fatalf("entry %q => %q", e.Key, e.Value)
+			}
+			if i < 8 { // lookup is linear: a few suffice
+				if v := c.lookup(e.Key); v != "" && !strings.Contains(string(data), v+"\x00") {
+					t.Fatalf("lookup(%q) = %q, not in the data", e.Key, v)
+				}
+			}
 		}
 	})
 }
