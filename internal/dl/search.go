@@ -224,6 +224,11 @@ func (s *search) try(p, from string, logMissing bool) (h uintptr, ok bool) {
 // well-formed shared object for this machine (checkELFFile). The file
 // opened is the one checked: only root or the user can change the chain.
 func (s *search) open(p string) (uintptr, error) {
+	// A plain stat first (it reads no file's content): a missing file gets
+	// the short message "stat /x/libcuda.so.1: no such file or directory".
+	if _, err := os.Stat(p); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrOpen, err)
+	}
 	real, err := checkChain(s.fs, s.trust, p)
 	if err != nil {
 		return 0, err
