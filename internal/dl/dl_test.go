@@ -58,7 +58,7 @@ func TestAbsoluteOverride(t *testing.T) {
 	require.NoError(t, err)
 	defer lib.Close()
 	assert.Equal(t, p, lib.Path)
-	assert.Equal(t, []dl.Attempt{{Path: p}}, lib.Attempts)
+	assert.Equal(t, []dl.Attempt{{Path: p, From: dl.FromOverride}}, lib.Attempts)
 
 	addr, err := lib.Sym("dltest_answer")
 	require.NoError(t, err)
@@ -123,19 +123,21 @@ func TestWorldWritableRefused(t *testing.T) {
 	_, err = dl.Open(spec(env(map[string]string{"FLAGOS_LIBDLTEST_PATH": link})))
 	assert.ErrorIs(t, err, dl.ErrUnsafePath)
 
-	// Searched: skipped with the reason, and the search goes on.
+	// Searched: skipped with the reason, and the search goes on (a folder
+	// that does not hold the library, stubs or not, is not worth a line).
 	good := buildIn(t, filepath.Join(dir, "good"))
 	lib, err := dl.Open(spec(env(nil), "relative/dir", d, filepath.Join(dir, "stubs"), filepath.Dir(good)))
 	require.NoError(t, err)
 	defer lib.Close()
 	assert.Equal(t, good, lib.Path)
-	require.Len(t, lib.Attempts, 4) // soname via loader, relative dir, unsafe folder, good
+	require.Len(t, lib.Attempts, 4, "%v", lib.Attempts) // soname, relative dir, unsafe folder, good
 	assert.Equal(t, soname, lib.Attempts[0].Path)
-	assert.Error(t, lib.Attempts[0].Err)
-	assert.ErrorIs(t, lib.Attempts[1].Err, dl.ErrOpen)
+	assert.ErrorIs(t, lib.Attempts[0].Err, dl.ErrNotFound)
+	assert.ErrorIs(t, lib.Attempts[1].Err, dl.ErrRelativePath)
 	assert.Equal(t, g, lib.Attempts[2].Path)
 	assert.ErrorIs(t, lib.Attempts[2].Err, dl.ErrUnsafePath)
-	assert.Equal(t, dl.Attempt{Path: good}, lib.Attempts[3])
+	assert.Contains(t, lib.Attempts[2].Err.Error(), "chmod o-w "+d)
+	assert.Equal(t, dl.Attempt{Path: good, From: dl.FromDirs}, lib.Attempts[3])
 }
 
 func TestStubsSkipped(t *testing.T) {
@@ -186,7 +188,7 @@ func TestLDLibraryPath(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, os.Getenv("WANT_PATH"), lib.Path, "the loader's choice is reported")
 		require.Len(t, lib.Attempts, 1)
-		assert.Equal(t, dl.Attempt{Path: soname}, lib.Attempts[0])
+		assert.Equal(t, dl.Attempt{Path: soname, File: os.Getenv("WANT_PATH"), From: dl.FromLibraryPath}, lib.Attempts[0])
 		return
 	}
 	dir := dltest.PrivateDir(t)
@@ -194,16 +196,23 @@ func TestLDLibraryPath(t *testing.T) {
 	dltest.MustChild(t, t.Name(), "LD_LIBRARY_PATH="+filepath.Dir(p), "WANT_PATH="+p)
 }
 
-// TestLDLibraryPathUnsafe: the loader found the library in a world-writable
-// folder; it is closed again and the search goes on.
+// TestLDLibraryPathUnsafe: the library on LD_LIBRARY_PATH is in a
+// world-writable folder; it is skipped (never opened) and the search goes
+// on.
 func TestLDLibraryPathUnsafe(t *testing.T) {
 	if dltest.IsChild(t) {
 		lib, err := dl.Open(spec(nil, os.Getenv("GOOD_DIR")))
 		require.NoError(t, err)
 		assert.Equal(t, filepath.Join(os.Getenv("GOOD_DIR"), soname), lib.Path)
-		require.Len(t, lib.Attempts, 2)
+		require.Len(t, lib.Attempts, 3, "%v", lib.Attempts)
+		assert.Equal(t, filepath.Join(os.Getenv("BAD_DIR"), soname), lib.Attempts[0].Path)
+		assert.Equal(t, dl.FromLibraryPath, lib.Attempts[0].From)
 		assert.ErrorIs(t, lib.Attempts[0].Err, dl.ErrUnsafePath)
-		assert.Contains(t, lib.Attempts[0].Err.Error(), "loader chose")
+		assert.Contains(t, lib.Attempts[0].Err.Error(), "writable by anyone")
+		assert.Equal(t, soname, lib.Attempts[1].Path)
+		assert.ErrorIs(t, lib.Attempts[1].Err, dl.ErrNotFound)
+		assert.Contains(t, lib.Attempts[1].Err.Error(), "1 candidate(s) refused")
+		assert.Equal(t, dl.Attempt{Path: lib.Path, From: dl.FromDirs}, lib.Attempts[2])
 		return
 	}
 	dir := dltest.PrivateDir(t)
@@ -211,7 +220,7 @@ func TestLDLibraryPathUnsafe(t *testing.T) {
 	buildIn(t, bad)
 	require.NoError(t, os.Chmod(bad, 0o777))
 	good := filepath.Dir(buildIn(t, filepath.Join(dir, "good")))
-	dltest.MustChild(t, t.Name(), "LD_LIBRARY_PATH="+bad, "GOOD_DIR="+good)
+	dltest.MustChild(t, t.Name(), "LD_LIBRARY_PATH="+bad, "BAD_DIR="+bad, "GOOD_DIR="+good)
 }
 
 func TestConcurrentSym(t *testing.T) {

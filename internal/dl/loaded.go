@@ -1,15 +1,84 @@
 package dl
 
 import (
+	"fmt"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
 
-// rtldDILinkmap is RTLD_DI_LINKMAP of glibc's <dlfcn.h>.
-const rtldDILinkmap = 2
+const (
+	// rtldDILinkmap is RTLD_DI_LINKMAP of glibc's <dlfcn.h>.
+	rtldDILinkmap = 2
+	// rtldNoload is RTLD_NOLOAD of glibc's <bits/dlfcn.h> (every Linux
+	// architecture but MIPS, which flagshim does not target).
+	rtldNoload = 0x00004
+	// MaxCString is the bound GoString callers in this module use for C
+	// strings: PATH_MAX, enough for a file name or a driver's message.
+	MaxCString = 4096
+)
+
+// Loaded returns a library that the process has already loaded under one of
+// spec.Sonames, without loading anything: each soname is asked for with
+// dlopen(RTLD_NOLOAD), which never maps a file or runs its code. It is for
+// attaching to a library the host program loaded itself (NVSHMEM in a
+// Python process) instead of loading a second copy. The file the loader
+// names (dlinfo) must be absolute and pass the same chain check as Open's
+// candidates; the ELF check is moot for a mapped file and not applied.
+// spec.EnvVar, spec.Dirs and LD_LIBRARY_PATH play no part.
+//
+// The error is an *OpenError wrapping ErrNotLoaded when no soname is loaded,
+// or the reason a loaded copy was refused (ErrUnsafePath, ...).
+func Loaded(spec Spec) (*Library, error) {
+	s := newSearch(spec)
+	mode := s.mode | rtldNoload
+	sentinel := ErrNotLoaded
+	var cause error
+	for _, so := range spec.Sonames {
+		if so == "" || strings.ContainsRune(so, '/') {
+			s.log(so, fmt.Errorf("%w: a soname must be a bare file name, not %q", ErrOpen, so), FromLoaded)
+			continue
+		}
+		h, err := dlopen(so, mode)
+		if err != nil || h == 0 {
+			s.log(so, fmt.Errorf("%w: no object with soname %s", ErrNotLoaded, so), FromLoaded)
+			continue
+		}
+		p, err := s.checkLoaded(so, h)
+		if err != nil {
+			_ = dlclose(h) // balance the RTLD_NOLOAD reference
+			s.log(so, err, FromLoaded)
+			if sentinel == ErrNotLoaded {
+				sentinel, cause = sentinelOf(err), err
+			}
+			continue
+		}
+		s.attempts = append(s.attempts, Attempt{Path: so, File: p, From: FromLoaded})
+		return s.library(p, h), nil
+	}
+	return s.fail("", sentinel, cause)
+}
+
+// checkLoaded asks the loader which file h is and checks that file's chain.
+func (s *search) checkLoaded(so string, h uintptr) (string, error) {
+	p := loadedPath(h)
+	switch {
+	case p == "":
+		return "", fmt.Errorf("%w: %s is loaded but the loader does not say from which file", ErrOpen, so)
+	case !filepath.IsAbs(p):
+		return "", fmt.Errorf("%w: %s was loaded from %q, a path relative to the working directory; load it by an absolute path", ErrRelativePath, so, p)
+	case isStub(p):
+		return "", fmt.Errorf("%w: %s was loaded from %s, under a stubs folder", ErrStubPath, so, p)
+	}
+	if _, err := checkChain(s.fs, s.trust, p); err != nil {
+		return "", fmt.Errorf("%s was loaded from %s: %w", so, p, err)
+	}
+	return p, nil
+}
 
 var dlinfoAddr = sync.OnceValue(func() uintptr {
 	a, err := dlsym(purego.RTLD_DEFAULT, "dlinfo")
@@ -36,21 +105,25 @@ func loadedPath(h uintptr) string {
 	}
 	// struct link_map { ElfW(Addr) l_addr; char *l_name; ... }
 	name := *(*uintptr)(unsafe.Add(ptr(lm), unsafe.Sizeof(uintptr(0))))
-	return goString(name)
+	return GoString(name, MaxCString)
 }
 
 // ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
 
-// goString copies the NUL-terminated C string at p.
-func goString(p uintptr) string {
-	if p == 0 {
+// GoString copies the NUL-terminated C string at p, scanning at most max
+// bytes: a string with no NUL in its first max bytes is cut there, so a
+// missing terminator cannot walk off the end of its mapping. p == 0 or
+// max <= 0 gives "". p must point to memory owned by C (a driver's static
+// strings, the loader's file names); MaxCString is the usual bound.
+func GoString(p uintptr, max int) string {
+	if p == 0 || max <= 0 {
 		return ""
 	}
 	base := ptr(p)
 	n := 0
-	for *(*byte)(unsafe.Add(base, n)) != 0 {
+	for n < max && *(*byte)(unsafe.Add(base, n)) != 0 {
 		n++
 	}
 	return string(unsafe.Slice((*byte)(base), n))

@@ -32,14 +32,28 @@ func CC() string {
 // (-D..., -I...). It skips the test when no C compiler is installed.
 func BuildLib(tb testing.TB, out, soname string, srcs []string, flags ...string) {
 	tb.Helper()
+	args := []string{"-shared", "-fPIC"}
+	if soname != "" {
+		args = append(args, "-Wl,-soname,"+soname)
+	}
+	build(tb, out, srcs, append(args, flags...))
+}
+
+// BuildExe compiles srcs into the executable out with extra flags (-no-pie,
+// -pie, -D...), for tests that a program is not taken for a library. It
+// skips the test when no C compiler is installed.
+func BuildExe(tb testing.TB, out string, srcs []string, flags ...string) {
+	tb.Helper()
+	build(tb, out, srcs, flags)
+}
+
+func build(tb testing.TB, out string, srcs, flags []string) {
+	tb.Helper()
 	cc := CC()
 	if cc == "" {
 		tb.Skip("no C compiler (go env CC) to build the fixture")
 	}
-	args := append(strings.Fields(cc)[1:], "-shared", "-fPIC", "-O2", "-Wall", "-o", out)
-	if soname != "" {
-		args = append(args, "-Wl,-soname,"+soname)
-	}
+	args := append(strings.Fields(cc)[1:], "-O2", "-Wall", "-o", out)
 	args = append(args, flags...)
 	args = append(args, srcs...)
 	cmd := exec.Command(strings.Fields(cc)[0], args...)
@@ -74,8 +88,17 @@ var scrubbed = []string{"FLAGOS_", "FAKE_", "LD_LIBRARY_PATH=", "CUDA_VISIBLE_DE
 
 // RunChild re-executes the test binary to run only the test named name (a
 // top-level test, "TestX"), with env ("K=V") added to a scrubbed copy of the
-// environment. It returns the combined output and the exit error.
+// environment, in a fresh empty working directory. It returns the combined
+// output and the exit error.
 func RunChild(tb testing.TB, name string, env ...string) (string, error) {
+	tb.Helper()
+	return RunChildIn(tb, "", name, env...)
+}
+
+// RunChildIn is RunChild with the child's working directory set to dir
+// ("" for a fresh empty one), for tests that prove the working directory is
+// never searched.
+func RunChildIn(tb testing.TB, dir, name string, env ...string) (string, error) {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -96,7 +119,10 @@ func RunChild(tb testing.TB, name string, env ...string) (string, error) {
 	}
 	cmd.Env = append(cmd.Env, ChildEnv+"="+name)
 	cmd.Env = append(cmd.Env, env...)
-	cmd.Dir = tb.TempDir() // the working directory must never matter
+	if dir == "" {
+		dir = tb.TempDir() // the working directory must never matter
+	}
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err == nil && !bytes.Contains(out, []byte("--- PASS: "+name)) && !bytes.Contains(out, []byte("--- SKIP: "+name)) {
 		err = fmt.Errorf("child did not run %s", name)
@@ -107,7 +133,14 @@ func RunChild(tb testing.TB, name string, env ...string) (string, error) {
 // MustChild runs RunChild and fails tb with the child's output when it fails.
 func MustChild(tb testing.TB, name string, env ...string) string {
 	tb.Helper()
-	out, err := RunChild(tb, name, env...)
+	return MustChildIn(tb, "", name, env...)
+}
+
+// MustChildIn runs RunChildIn and fails tb with the child's output when it
+// fails.
+func MustChildIn(tb testing.TB, dir, name string, env ...string) string {
+	tb.Helper()
+	out, err := RunChildIn(tb, dir, name, env...)
 	if err != nil {
 		tb.Fatalf("child %s (%s): %v\n%s", name, strings.Join(env, " "), err, out)
 	}

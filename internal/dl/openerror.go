@@ -1,0 +1,82 @@
+package dl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// OpenError is the error of Open and Loaded. It wraps one of the sentinels
+// (ErrNotFound, ErrRelativeOverride, ErrUnsafePath, ErrStubPath, ErrBadELF,
+// ErrOpen, ErrNotLoaded) and, where there is one, the cause.
+type OpenError struct {
+	Name     string    // Spec.Name
+	EnvVar   string    // Spec.EnvVar
+	Override string    // the override's value; "" when unset
+	Attempts []Attempt // every candidate, in order
+	Err      error     // the sentinel
+	Cause    error     // the underlying error, if any
+}
+
+func (e *OpenError) Error() string {
+	var b strings.Builder
+	if e.Override != "" {
+		fmt.Fprintf(&b, "%s: %s=%q: ", e.Name, e.EnvVar, e.Override)
+		switch {
+		case errors.Is(e.Err, ErrRelativeOverride):
+			fmt.Fprintf(&b, "the path must be absolute (relative paths and the working directory are never searched); set %s=/abs/path/to/%s", e.EnvVar, e.libFile())
+		case e.Cause != nil:
+			fmt.Fprintf(&b, "%v; fix the file or unset %s to search the usual places", e.Cause, e.EnvVar)
+		default:
+			fmt.Fprintf(&b, "%v", e.Err)
+		}
+		return b.String()
+	}
+	if errors.Is(e.Err, ErrNotLoaded) || (len(e.Attempts) > 0 && e.Attempts[0].From == FromLoaded) {
+		fmt.Fprintf(&b, "%s: no usable copy already loaded in this process; looked for", e.Name)
+		e.writeAttempts(&b)
+		b.WriteString(" (nothing was loaded). Open it first, or let the host program load it")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s not found; tried", e.Name)
+	e.writeAttempts(&b)
+	b.WriteString(". Install the driver, add its folder to LD_LIBRARY_PATH")
+	if e.EnvVar != "" {
+		fmt.Fprintf(&b, ", or set %s=/abs/path/to/%s", e.EnvVar, e.libFile())
+	}
+	return b.String()
+}
+
+func (e *OpenError) writeAttempts(b *strings.Builder) {
+	if len(e.Attempts) == 0 {
+		b.WriteString(" nothing")
+	}
+	for i, a := range e.Attempts {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(b, " %s (%v)", a.Path, a.Err)
+	}
+}
+
+func (e *OpenError) libFile() string {
+	return e.Name + ".so.1"
+}
+
+// Unwrap gives the sentinel and the cause.
+func (e *OpenError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
+
+// sentinelOf is the sentinel a candidate's error wraps, ErrOpen by default.
+func sentinelOf(err error) error {
+	for _, s := range []error{ErrUnsafePath, ErrStubPath, ErrBadELF, ErrRelativePath, ErrNotLoaded} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return ErrOpen
+}
