@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // The checked layer: one method per operation. Each turns the result code
@@ -49,7 +51,7 @@ func (a *api) errorText(op Op, c int) string {
 			return ""
 		}
 	}
-	return cText(p, 4096)
+	return dl.GoString(p, dl.MaxCString)
 }
 
 // wide masks a value a 32-bit legacy function wrote into a zeroed 64-bit

@@ -125,17 +125,3 @@ func (a *api) call0(op Op) int { return code(ccall(a.addr[op], nil)) }
 // ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
-
-// cText copies the NUL-terminated C string at p (a driver's static text, such
-// as cuGetErrorName's), reading at most max bytes.
-func cText(p uintptr, max int) string {
-	if p == 0 {
-		return ""
-	}
-	base := ptr(p)
-	n := 0
-	for n < max && *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
-}

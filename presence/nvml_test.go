@@ -163,7 +163,8 @@ func TestNVMLNotFound(t *testing.T) {
 	assert.Equal(t, SourceNVML, r.Source)
 	assert.Equal(t, "libnvidia-ml.so.1 not found (tried libnvidia-ml-presence-absent.so.1); install the driver's management library or set FLAGOS_LIBNVML_PATH=/abs/path/to/libnvidia-ml.so.1", r.Reason)
 	require.Len(t, r.Attempts, 1)
-	assert.Contains(t, r.Attempts[0].Error, "libnvidia-ml-presence-absent.so.1")
+	assert.Equal(t, "libnvidia-ml-presence-absent.so.1", r.Attempts[0].Path)
+	assert.Contains(t, r.Attempts[0].Error, "not found in LD_LIBRARY_PATH", "the attempt says where the loader's search looked")
 	assert.False(t, r.Available())
 }
 

@@ -140,3 +140,25 @@ func flagshim_module_unloading(backend *C.char, module C.ulonglong) C.int {
 	}
 	return 0
 }
+
+//export flagshim_nvshmem_attach
+func flagshim_nvshmem_attach(device C.int) C.int {
+	if device < 0 {
+		return C.FLAGSHIM_EINVAL
+	}
+	if f := nvshmemEnable(int(device), false); f != failNone {
+		return codes[f]
+	}
+	return 0
+}
+
+//export flagshim_nvshmem_init
+func flagshim_nvshmem_init(device C.int) C.int {
+	if device < 0 {
+		return C.FLAGSHIM_EINVAL
+	}
+	if f := nvshmemEnable(int(device), true); f != failNone {
+		return codes[f]
+	}
+	return 0
+}

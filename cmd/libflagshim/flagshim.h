@@ -117,6 +117,22 @@ int flagshim_module_loaded(const char *backend, unsigned long long module, char 
  */
 int flagshim_module_unloading(const char *backend, unsigned long long module);
 
+/*
+ * NVSHMEM. flagshim_nvshmem_attach attaches to the NVSHMEM the host already
+ * loaded and initialized (libnvshmem_host.so.3, found among the libraries
+ * the process has loaded: a second copy is never loaded), on CUDA device
+ * `device`, and registers NVSHMEM's scoped module hook: from then on
+ * flagshim_module_loaded runs nvshmemx_cumodule_init on the modules that
+ * carry NVSHMEM's device symbols, and on no other. flagshim_nvshmem_init
+ * instead opens NVSHMEM (FLAGOS_LIBNVSHMEM_PATH, or the usual search) and
+ * initializes this process as PE 0 of 1 with the unique-id bootstrap, then
+ * registers the hook. Both return 0, or FLAGSHIM_ENVSHMEM with the cause in
+ * flagshim_error (not loaded, not initialized, the library missing). A
+ * second call of either does nothing.
+ */
+int flagshim_nvshmem_attach(int device);
+int flagshim_nvshmem_init(int device);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -13,6 +14,8 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/internal/drivertest"
+	"github.com/flagos-ai/flagshim/plugins/nvshmem"
 )
 
 // TestForeignModules loads modules the way a host does (its own
@@ -84,4 +87,63 @@ func TestForeignModules(t *testing.T) {
 	_, f = moduleLoaded("cpu", 1, "")
 	assert.Equal(t, failBackend, f)
 	_ = driver.TierExact
+}
+
+// TestNVSHMEMHook: the C interface's NVSHMEM plugin on the fake NVSHMEM and
+// libcuda: initialized for one PE (or attached to the host's), its hook runs
+// nvshmemx_cumodule_init on a module with NVSHMEM's globals only.
+func TestNVSHMEMHook(t *testing.T) {
+	if !dltest.IsChild(t) {
+		if dltest.CC() == "" {
+			t.Skip("no C compiler (go env CC) to build the fakes")
+		}
+		dir := dltest.PrivateDir(t)
+		cuda := drivertest.BuildFake(t, "cuda", dir)
+		nvs := filepath.Join(dir, "libnvshmem_host.so.3")
+		dltest.BuildLib(t, nvs, "libnvshmem_host.so.3", []string{dltest.Abs(t, "../../plugins/nvshmem/testdata/fake_nvshmem.c")},
+			"-Wl,--no-as-needed", "-L"+dir, "-l:libcuda.so.1", "-Wl,-rpath,"+dir)
+		env := []string{"FLAGOS_LIBCUDA_PATH=" + cuda, "FLAGOS_LIBNVSHMEM_PATH=" + nvs, "FLAGOS_PROBE=exact", "FLAGOS_LIBMUSA_PATH=/nonexistent/libmusa.so.1"}
+		dltest.MustChild(t, t.Name(), append(env, "NVS_CASE=init")...)
+		dltest.MustChild(t, t.Name(), append(env, "NVS_CASE=attach")...)
+		return
+	}
+	if os.Getenv("NVS_CASE") == "attach" {
+		assert.Equal(t, failNVSHMEM, nvshmemEnable(0, false), "nothing loaded NVSHMEM yet")
+		assert.Contains(t, errorMessage(), "not loaded")
+		// The host brings NVSHMEM up itself, then flagshim attaches.
+		host, err := nvshmem.Open()
+		require.NoError(t, err)
+		uid, err := host.GetUniqueID()
+		require.NoError(t, err)
+		require.NoError(t, host.InitUniqueID(0, 1, uid))
+	}
+	init := os.Getenv("NVS_CASE") == "init"
+	require.Equal(t, failNone, nvshmemEnable(0, init), errorMessage())
+	require.Equal(t, failNone, nvshmemEnable(0, init), "a second call does nothing")
+
+	b, f := vendorBackend("cuda")
+	require.Equal(t, failNone, f)
+	lib, err := purego.Dlopen(os.Getenv("FLAGOS_LIBCUDA_PATH"), purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	require.NoError(t, err)
+	load, err := purego.Dlsym(lib, "cuModuleLoadData")
+	require.NoError(t, err)
+	require.NoError(t, b.WithContext(0, func() error {
+		hostLoad := func(image string) uintptr {
+			var h uintptr
+			img := append([]byte(image), 0)
+			r, _, _ := purego.SyscallN(load, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&img[0])))
+			require.Zero(t, int32(r))
+			return h
+		}
+		shmem := hostLoad("fake-module\nglobal nvshmemi_device_lib_version_d 4\nglobal nvshmemi_device_state_d 8\n")
+		plain := hostLoad("fake-module\nfunction add add\n")
+		names, f := moduleLoaded("cuda", shmem, "pe.cubin")
+		assert.Equal(t, failNone, f, errorMessage())
+		assert.Equal(t, []string{nvshmem.HookName}, names)
+		names, f = moduleLoaded("cuda", plain, "add")
+		assert.Equal(t, failNone, f, errorMessage())
+		assert.Empty(t, names, "no NVSHMEM symbols: the hook does not run")
+		assert.Equal(t, failNone, moduleUnloading("cuda", shmem))
+		return nil
+	}))
 }

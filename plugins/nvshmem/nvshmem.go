@@ -26,6 +26,7 @@ const Soname = "libnvshmem_host.so.3"
 // Errors of this package; test them with errors.Is.
 var (
 	ErrNotFound       = errors.New("nvshmem: library not found")
+	ErrNotLoaded      = errors.New("nvshmem: library not loaded by the host")
 	ErrNotInitialized = errors.New("nvshmem: not initialized")
 	ErrAlreadyInit    = errors.New("nvshmem: already initialized")
 	ErrInvalid        = errors.New("nvshmem: invalid argument")
@@ -87,14 +88,15 @@ type Lib struct {
 	Path     string           // the file opened
 	Attempts []device.Attempt // the search, in order
 
-	mu     sync.Mutex // serialises every call into the library
-	lib    *dl.Library
-	s      syms
-	opts   options
-	uid    *UniqueID // kept alive: nvshmemx_set_attr_uniqueid_args stores a pointer to it
-	attr   *initAttr
-	done   bool           // finalized
-	remove []func() error // hooks registered through Register
+	mu       sync.Mutex // serialises every call into the library
+	lib      *dl.Library
+	s        syms
+	opts     options
+	uid      *UniqueID // kept alive: nvshmemx_set_attr_uniqueid_args stores a pointer to it
+	attr     *initAttr
+	done     bool           // finalized
+	attached bool           // Attach: the host owns NVSHMEM
+	remove   []func() error // hooks registered through Register
 }
 
 type syms struct {
@@ -160,6 +162,46 @@ func Open(opts ...Option) (*Lib, error) {
 		}
 		return nil, fmt.Errorf("nvshmem: %w", err)
 	}
+	return fromLibrary(lib, o)
+}
+
+// Attach attaches to the NVSHMEM the host process already loaded and
+// initialized (a Python host that brought NVSHMEM up with nvshmem4py, say):
+// it finds the loaded libnvshmem_host.so.3 without loading a second copy
+// (a second copy would be a second, uninitialized NVSHMEM), applies the same
+// file checks as Open, and requires nvshmemx_init_status to say
+// initialized. The host owns NVSHMEM: Finalize removes the plugin's hooks
+// but never finalizes NVSHMEM itself. It fails with ErrNotLoaded when no
+// copy is loaded and ErrNotInitialized when it is not initialized.
+func Attach(opts ...Option) (*Lib, error) {
+	o := options{getenv: os.Getenv}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.device < 0 {
+		return nil, fmt.Errorf("%w: device %d", ErrInvalid, o.device)
+	}
+	lib, err := dl.Loaded(spec(o.getenv))
+	if err != nil {
+		if errors.Is(err, dl.ErrNotLoaded) {
+			return nil, fmt.Errorf("%w: %s is not loaded in this process; load and initialize NVSHMEM first (nvshmem4py), or use Open and InitUniqueID: %v", ErrNotLoaded, Soname, err)
+		}
+		return nil, fmt.Errorf("nvshmem: %w", err)
+	}
+	l, err := fromLibrary(lib, o)
+	if err != nil {
+		return nil, err
+	}
+	l.attached = true
+	if st := l.InitStatus(); !st.Initialized() {
+		return nil, fmt.Errorf("%w: the host's NVSHMEM (%s) reports %v; initialize it before attaching", ErrNotInitialized, lib.Path, st)
+	}
+	return l, nil
+}
+
+// fromLibrary resolves the plugin's functions in an opened library.
+func fromLibrary(lib *dl.Library, o options) (*Lib, error) {
+	var err error
 	l := &Lib{Path: lib.Path, lib: lib, opts: o}
 	for _, a := range lib.Attempts {
 		da := device.Attempt{Path: a.Path}
@@ -329,7 +371,8 @@ func (l *Lib) moduleCall(name string, fn uintptr, m device.Module) error {
 
 // Finalize removes the hooks registered through Register (finalizing the
 // modules they initialized) and then calls nvshmemx_hostlib_finalize when
-// NVSHMEM was initialized. Later calls do nothing.
+// NVSHMEM was initialized by this Lib (not after Attach: the host owns it).
+// Later calls do nothing.
 func (l *Lib) Finalize() error {
 	l.mu.Lock()
 	removes := l.remove
@@ -347,7 +390,7 @@ func (l *Lib) Finalize() error {
 		return errors.Join(errs...)
 	}
 	l.done = true
-	if l.status() != StatusNotInitialized {
+	if !l.attached && l.status() != StatusNotInitialized {
 		errs = append(errs, l.withContext(func() error { call(l.s.hostlibFinalize); return nil }))
 	}
 	return errors.Join(errs...)
