@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -112,6 +113,19 @@ type LibraryInfo struct {
 func (b *Backend) LibraryInfo() LibraryInfo {
 	ls := b.library()
 	return LibraryInfo{Path: ls.path, Version: ls.version, Attempts: attempts(ls.attempts), Err: ls.err, Reason: ls.reason}
+}
+
+// FindLibrary runs the library search and its checks without opening
+// anything (no code of the library runs): where the library is, every
+// attempt, and why there is none. Version is 0: reading it needs the
+// library opened (LibraryInfo).
+func (b *Backend) FindLibrary() LibraryInfo {
+	path, as, err := dl.Find(b.spec())
+	info := LibraryInfo{Path: path, Attempts: attempts(as), Err: err}
+	if err != nil {
+		info.Reason = fmt.Sprintf("%s: %v", b.v.Type, err)
+	}
+	return info
 }
 
 // factsDevice checks index against the facts' devices (-1: current).

@@ -8,18 +8,17 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 )
 
-// Facts composes the presence tier's answer for a driver backend: what its
-// library says without init (b.LibraryInfo: the file opens, its version)
-// and the first of reports that found devices (a management library first,
-// device nodes as the fallback). It never initializes a driver. A backend
-// whose library cannot be opened is not available whatever the reports say:
-// the exact calls would have no driver to use.
+// Facts composes the presence tier's answer for a driver backend: where
+// its library is (b.FindLibrary: found and checked, never opened, so none
+// of its code runs) and the first of reports that found devices (a
+// management library first, device nodes as the fallback). It never
+// initializes a driver. A backend whose library is not there is not
+// available whatever the reports say: the exact calls would have no driver
+// to use. DriverVersion is the management library's (the kernel driver's,
+// "580.95.05"), not the driver API's.
 func Facts(b *driver.Backend, vendorName string, reports ...Report) driver.Facts {
-	lib := b.LibraryInfo()
+	lib := b.FindLibrary()
 	f := driver.Facts{Tier: driver.TierPresence, Library: lib.Path, Attempts: lib.Attempts, Extra: map[string]string{}}
-	if lib.Version != 0 {
-		f.DriverVersion = b.Vendor().FormatVersion(lib.Version)
-	}
 	t := b.Type()
 	var tried []string
 	var chosen *Report
@@ -39,14 +38,12 @@ func Facts(b *driver.Backend, vendorName string, reports ...Report) driver.Facts
 		f.Result.Reason = fmt.Sprintf("%s: presence: %s; %s", t, strings.TrimPrefix(lib.Reason, string(t)+": "), strings.Join(tried, "; "))
 		return f
 	case chosen == nil:
-		f.Result.Reason = fmt.Sprintf("%s: presence: %s opens (driver %s) but no device was found without initializing it: %s",
-			t, lib.Path, f.DriverVersion, strings.Join(tried, "; "))
+		f.Result.Reason = fmt.Sprintf("%s: presence: %s is there but no device was found without initializing it: %s",
+			t, lib.Path, strings.Join(tried, "; "))
 		return f
 	}
 	f.Extra["presence.source"] = chosen.Source
-	if chosen.DriverVersion != "" {
-		f.Extra["presence.driver_version"] = chosen.DriverVersion
-	}
+	f.DriverVersion = chosen.DriverVersion
 	if chosen.Visibility != "" {
 		f.Extra["presence.visibility"] = chosen.Visibility
 	}
@@ -61,8 +58,12 @@ func Facts(b *driver.Backend, vendorName string, reports ...Report) driver.Facts
 	if chosen.Source == SourceNodes {
 		how = "from device nodes alone (no management library answered; names and memory are unknown)"
 	}
-	f.Result.Reason = fmt.Sprintf("%s: presence: %s, driver %s, %d device(s) %s, without initializing the driver",
-		t, lib.Path, f.DriverVersion, len(f.Devices), how)
+	driverVersion := ""
+	if f.DriverVersion != "" {
+		driverVersion = ", driver " + f.DriverVersion
+	}
+	f.Result.Reason = fmt.Sprintf("%s: presence: %s%s, %d device(s) %s, without initializing the driver",
+		t, lib.Path, driverVersion, len(f.Devices), how)
 	if !f.Result.Available {
 		f.Result.Reason = fmt.Sprintf("%s: presence: no devices (%s)", t, chosen.Reason)
 	}

@@ -164,13 +164,10 @@ func TestCShared(t *testing.T) {
 			"FLAGOS_LIBMTML_PATH=" + mtml, "FAKE_MTML_COUNT=2", "FAKE_LOG=" + log}
 		assert.Equal(t, []string{"alias=1", "rc=8 out=flagos:1 canary=ok"}, runCheck(t, check, env, "alias", "64/cuda:1"),
 			"MTML's two devices make cuda mean flagos")
-		b, err := os.ReadFile(log)
-		require.NoError(t, err)
-		assert.Contains(t, string(b), "load", "libmusa was opened, for its version")
-		assert.NotContains(t, string(b), "init", "muInit never ran in the host")
-		require.NoError(t, os.Remove(log))
+		_, err := os.Stat(log)
+		assert.ErrorIs(t, err, os.ErrNotExist, "libmusa was found and checked, never loaded: none of its code ran in the host")
 		assert.Equal(t, []string{"alias=1"}, runCheck(t, check, append(env, "FLAGOS_PROBE=exact"), "alias"))
-		b, err = os.ReadFile(log)
+		b, err := os.ReadFile(log)
 		require.NoError(t, err)
 		assert.Contains(t, string(b), "init", "the exact tier does initialize it: the test would see it")
 	})

@@ -249,3 +249,21 @@ func TestConcurrentSym(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestFindOpensNothing(t *testing.T) {
+	if !dltest.IsChild(t) {
+		dir := dltest.PrivateDir(t)
+		p := buildIn(t, filepath.Join(dir, "lib"))
+		dltest.MustChild(t, t.Name(), "DLTEST_LIB="+p)
+		return
+	}
+	p := os.Getenv("DLTEST_LIB")
+	path, attempts, err := dl.Find(spec(env(nil), filepath.Dir(p)))
+	require.NoError(t, err)
+	assert.Equal(t, p, path)
+	assert.NotEmpty(t, attempts)
+	_, err = dl.Loaded(spec(env(nil), filepath.Dir(p)))
+	assert.ErrorIs(t, err, dl.ErrNotLoaded, "Find loaded nothing")
+	_, _, err = dl.Find(spec(env(nil)))
+	assert.ErrorIs(t, err, dl.ErrNotFound)
+}

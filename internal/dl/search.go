@@ -33,6 +33,7 @@ type search struct {
 	trust    trust
 	seen     map[string]bool
 	attempts []Attempt
+	dry      bool // Find: check, never dlopen
 }
 
 func newSearch(spec Spec) *search {
@@ -70,8 +71,28 @@ func (s *search) log(path string, err error, from string) {
 // would pick (override; then for each soname LD_LIBRARY_PATH, ld.so.cache
 // and the loader's default folders; then Spec.Dirs), checks it, and opens
 // that absolute path. It never panics. The error is an *OpenError.
-func Open(spec Spec) (*Library, error) {
+func Open(spec Spec) (*Library, error) { return newSearch(spec).run() }
+
+// Find runs Open's search and every one of its checks but opens nothing:
+// the absolute path Open would dlopen, with the attempt log, or Open's
+// error. It runs no code of any library (the presence tier uses it to say a
+// driver library is there without loading it).
+func Find(spec Spec) (path string, attempts []Attempt, err error) {
 	s := newSearch(spec)
+	s.dry = true
+	lib, err := s.run()
+	if err != nil {
+		var oe *OpenError
+		if errors.As(err, &oe) {
+			return "", oe.Attempts, err
+		}
+		return "", nil, err
+	}
+	return lib.Path, lib.Attempts, nil
+}
+
+func (s *search) run() (*Library, error) {
+	spec := s.spec
 
 	// 1. The override: absolute only, no fallback.
 	if spec.EnvVar != "" {
@@ -207,7 +228,7 @@ func (s *search) try(p, from string, logMissing bool) (h uintptr, ok bool) {
 	s.seen[p] = true
 	h, err := s.open(p)
 	if err == nil {
-		return h, true
+		return h, true // in a dry run h is 0 and nothing was opened
 	}
 	if errors.Is(err, fs.ErrNotExist) && !logMissing {
 		return 0, false
@@ -241,6 +262,9 @@ func (s *search) open(p string) (uintptr, error) {
 	}
 	if err := checkELFFile(real); err != nil {
 		return 0, err
+	}
+	if s.dry {
+		return 0, nil
 	}
 	h, err := dlopen(p, s.mode)
 	if err != nil {

@@ -1,0 +1,32 @@
+/*
+ * The C floor of an exact probe, whole process: dlopen libcuda, cuInit,
+ * count the devices and read each one's name and memory, as `flagshim info`
+ * with FLAGOS_PROBE=exact does at least. scripts/probe-bench.py times it
+ * against flagshim and nvidia-smi -L. Build: cc -O2 -o cfloor-probe
+ * scripts/cfloor-probe.c -ldl
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(void) {
+	const char *path = getenv("FLAGOS_LIBCUDA_PATH");
+	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+	int (*init)(unsigned) = (int (*)(unsigned))dlsym(lib, "cuInit");
+	int (*count)(int *) = (int (*)(int *))dlsym(lib, "cuDeviceGetCount");
+	int (*get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
+	int (*name)(char *, int, int) = (int (*)(char *, int, int))dlsym(lib, "cuDeviceGetName");
+	int (*mem)(size_t *, int) = (int (*)(size_t *, int))dlsym(lib, "cuDeviceTotalMem_v2");
+	if (!init || !count || !get || !name || !mem) { fprintf(stderr, "missing symbols\n"); return 1; }
+	int n = 0;
+	if (init(0) || count(&n)) return 1;
+	for (int i = 0; i < n; i++) {
+		int d;
+		char buf[256];
+		size_t bytes;
+		if (get(&d, i) || name(buf, sizeof buf, d) || mem(&bytes, d)) return 1;
+		printf("cuda:%d: %s (%zu bytes)\n", i, buf, bytes);
+	}
+	return 0;
+}

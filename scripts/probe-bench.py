@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Whole-process cost of answering "which GPUs are here", side by side.
+
+Runs each command ROUNDS times, interleaved (one of each per round, so every
+command sees the machine in the same state), and prints min / median / max
+in milliseconds and the ratios the presence-tier issue sets as goals:
+
+  FLAGOS_PROBE=presence flagshim list     <= 1.2 x nvidia-smi -L
+  FLAGOS_PROBE=presence flagshim resolve  <= 1.2 x nvidia-smi -L
+  FLAGOS_PROBE=exact flagshim info        <= 1.05 x the C floor (dlopen + cuInit + enumerate)
+  and the isolated tier's cost against the exact one in-process.
+
+  scripts/probe-bench.py [ROUNDS]        # from the repository root, .gpu/flagshim and .gpu/cfloor-probe built
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+FS = os.path.abspath(".gpu/flagshim")
+CMDS = [
+    ("nvidia-smi -L", ["nvidia-smi", "-L"], {}),
+    ("C floor (dlopen+cuInit+enumerate)", [os.path.abspath(".gpu/cfloor-probe")], {}),
+    ("presence: flagshim list", [FS, "list"], {"FLAGOS_PROBE": "presence"}),
+    ("presence: flagshim resolve cuda:0", [FS, "resolve", "cuda:0"], {"FLAGOS_PROBE": "presence"}),
+    ("exact: flagshim info", [FS, "info"], {"FLAGOS_PROBE": "exact"}),
+    ("exact: flagshim resolve cuda:0", [FS, "resolve", "cuda:0"], {"FLAGOS_PROBE": "exact"}),
+    ("isolated: flagshim info", [FS, "info"], {"FLAGOS_PROBE": "isolated"}),
+    ("isolated: flagshim resolve cuda:0", [FS, "resolve", "cuda:0"], {"FLAGOS_PROBE": "isolated"}),
+]
+
+
+def run(argv, extra):
+    env = dict(os.environ)
+    env.update(extra)
+    t = time.perf_counter()
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    dt = (time.perf_counter() - t) * 1000
+    if p.returncode != 0:
+        sys.exit(f"{argv} failed ({p.returncode}): {p.stderr.decode()[-500:]}")
+    return dt
+
+
+def main():
+    times = {name: [] for name, _, _ in CMDS}
+    for name, argv, extra in CMDS:  # one warm-up run each
+        run(argv, extra)
+        out = subprocess.run(argv, env={**os.environ, **extra}, stdout=subprocess.PIPE).stdout.decode().strip()
+        print(f"# {name}: {out.splitlines()[0] if out else ''}")
+    for _ in range(ROUNDS):
+        for name, argv, extra in CMDS:
+            times[name].append(run(argv, extra))
+    med = {}
+    print(f"\n{'command':40} {'min':>8} {'median':>8} {'max':>8}   (ms, {ROUNDS} interleaved rounds)")
+    for name, _, _ in CMDS:
+        t = times[name]
+        med[name] = statistics.median(t)
+        print(f"{name:40} {min(t):8.1f} {med[name]:8.1f} {max(t):8.1f}")
+
+    def ratio(a, b, goal):
+        print(f"{a} / {b}: {med[a] / med[b]:.2f} (goal <= {goal})")
+
+    print()
+    ratio("presence: flagshim list", "nvidia-smi -L", 1.2)
+    ratio("presence: flagshim resolve cuda:0", "nvidia-smi -L", 1.2)
+    ratio("exact: flagshim info", "C floor (dlopen+cuInit+enumerate)", 1.05)
+    ratio("exact: flagshim resolve cuda:0", "C floor (dlopen+cuInit+enumerate)", 1.05)
+    ratio("isolated: flagshim info", "exact: flagshim info", "-")
+    print(f"isolation costs {med['isolated: flagshim info'] - med['exact: flagshim info']:.1f} ms per process (median)")
+
+
+if __name__ == "__main__":
+    main()
