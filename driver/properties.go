@@ -154,13 +154,9 @@ func (b *Backend) describeExact(s *state) device.Info {
 
 // attempts converts the loader's attempts for the public API.
 func attempts(as []dl.Attempt) []device.Attempt {
-	var out []device.Attempt
+	out := make([]device.Attempt, 0, len(as))
 	for _, a := range as {
-		da := device.Attempt{Path: a.Path}
-		if a.Err != nil {
-			da.Error = a.Err.Error()
-		}
-		out = append(out, da)
+		out = append(out, device.Attempt{Path: a.Path, Error: a.Message()})
 	}
 	return out
 }

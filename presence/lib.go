@@ -78,11 +78,7 @@ func (c *config) open(d libDesc, r *Report) *dl.Library {
 func attempts(as []dl.Attempt) []device.Attempt {
 	out := make([]device.Attempt, 0, len(as))
 	for _, a := range as {
-		da := device.Attempt{Path: a.Path}
-		if a.Err != nil {
-			da.Error = a.Err.Error()
-		}
-		out = append(out, da)
+		out = append(out, device.Attempt{Path: a.Path, Error: a.Message()})
 	}
 	return out
 }

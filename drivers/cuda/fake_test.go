@@ -11,12 +11,11 @@ import (
 
 // suite runs the driver core's conformance cases against the fake
 // libcuda.so.1 (internal/drivertest/testdata), each in a child process.
-var suite = &drivertest.Suite{Vendor: Vendor, Fake: "cuda", Version: [2]int{13, 0}, Child: "TestFakeChild"}
+var suite = &drivertest.Suite{Vendor: Vendor, Fake: "cuda", Version: [2]int{13, 0}}
 
 func TestMain(m *testing.M) { drivertest.Main(m) }
 
-func TestFakes(t *testing.T)     { suite.Run(t) }
-func TestFakeChild(t *testing.T) { suite.ChildMain(t) }
+func TestFakes(t *testing.T) { suite.Test(t) }
 
 func TestNewDoesNoIO(t *testing.T) {
 	b := New()

@@ -15,26 +15,37 @@ const VisibleDevicesEnv = "CUDA_VISIBLE_DEVICES"
 
 // Vendor is the CUDA driver API (libcuda.so.1, cu*) as data for the driver
 // core.
-var Vendor = &driver.Vendor{
-	Type: device.CUDA,
-	Name: "NVIDIA",
-	Library: driver.Library{
+var Vendor = func() *driver.Vendor {
+	v := Family("cu", "CUDA_")
+	v.Type, v.Name = device.CUDA, "NVIDIA"
+	v.Library = driver.Library{
 		Name:    "libcuda",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libcuda.so.1", "libcuda.so"},
 		Dirs:    []string{"/usr/local/nvidia/lib64", driver.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
-	},
-	Symbols:     Symbols("cu"),
-	Narrow:      Narrow("cu"),
-	Results:     Results("CUDA_"),
-	ErrorPrefix: "CUDA_",
-	ErrorText:   driver.ErrorTextOut,
-	Attributes:  Attributes,
-	Context:     driver.PrimaryContext,
-	JIT:         driver.JITOptions{ErrorLogBuffer: 5, ErrorLogBufferSize: 6}, // CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES)
-	VersionBase: 1000,                                                        // 13000 is 13.0
-	UUIDPrefix:  "GPU-",
-	VisibleEnv:  []string{VisibleDevicesEnv},
+	}
+	v.VersionBase = 1000 // 13000 is 13.0
+	v.UUIDPrefix = "GPU-"
+	v.VisibleEnv = []string{VisibleDevicesEnv}
+	return v
+}()
+
+// Family is the part of a description that the CUDA driver API and its
+// mirrors (MUSA's, with prefix "mu" and errPrefix "MUSA_") share: the
+// symbol table, the legacy 32-bit names, the result codes, the attribute and
+// JIT option numbers, the primary-context model. The caller adds the type,
+// the vendor's name, the library, the version encoding and the rest.
+func Family(prefix, errPrefix string) *driver.Vendor {
+	return &driver.Vendor{
+		Symbols:     Symbols(prefix),
+		Narrow:      Narrow(prefix),
+		Results:     Results(errPrefix),
+		ErrorPrefix: errPrefix,
+		ErrorText:   driver.ErrorTextOut,
+		Attributes:  Attributes,
+		Context:     driver.PrimaryContext,
+		JIT:         driver.JITOptions{ErrorLogBuffer: 5, ErrorLogBufferSize: 6}, // CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES)
+	}
 }
 
 // Attributes are CUdevice_attribute's numbers (MUdevice_attribute has the

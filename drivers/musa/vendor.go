@@ -18,26 +18,19 @@ const VisibleDevicesEnv = "MUSA_VISIBLE_DEVICES"
 // core. It mirrors CUDA's: the same functions with the mu prefix, the same
 // result numbers with MUSA_, the same attribute and JIT option numbers; its
 // version encodes major*10000 + minor*100.
-var Vendor = &driver.Vendor{
-	Type: device.MUSA,
-	Name: "Moore Threads",
-	Library: driver.Library{
+var Vendor = func() *driver.Vendor {
+	v := cuda.Family("mu", "MUSA_")
+	v.Type, v.Name = device.MUSA, "Moore Threads"
+	v.Library = driver.Library{
 		Name:    "libmusa",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libmusa.so.1", "libmusa.so"},
 		Dirs:    []string{"/usr/local/musa/lib", "/usr/local/musa/lib64", "/opt/musa/lib*"},
-	},
-	Symbols:     cuda.Symbols("mu"),
-	Narrow:      cuda.Narrow("mu"),
-	Results:     cuda.Results("MUSA_"),
-	ErrorPrefix: "MUSA_",
-	ErrorText:   driver.ErrorTextOut,
-	Attributes:  cuda.Attributes,
-	Context:     driver.PrimaryContext,
-	JIT:         cuda.Vendor.JIT,
-	VersionBase: 10000, // 30100 is 3.1
-	VisibleEnv:  []string{VisibleDevicesEnv},
-}
+	}
+	v.VersionBase = 10000 // 30100 is 3.1
+	v.VisibleEnv = []string{VisibleDevicesEnv}
+	return v
+}()
 
 // New returns a MUSA backend (driver.New(Vendor, opts...)). It does no I/O.
 func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }

@@ -61,6 +61,14 @@ type Attempt struct {
 	From string
 }
 
+// Message is the attempt's error text, "" when the candidate opened.
+func (a Attempt) Message() string {
+	if a.Err == nil {
+		return ""
+	}
+	return a.Err.Error()
+}
+
 // Library is an opened library. Its methods are safe for concurrent use.
 type Library struct {
 	Name     string    // Spec.Name

@@ -20,7 +20,21 @@ type Suite struct {
 	Vendor  *driver.Vendor // the package's description
 	Fake    string         // which fake to build: "cuda", "musa", "hip"
 	Version [2]int         // the fake's default driver version, decoded
-	Child   string         // the package's top-level test that calls ChildMain
+	Child   string         // the top-level test that runs the suite (Test): "TestFakes" when empty
+}
+
+// Test runs the suite from the package's top-level test: in the parent it
+// starts every case in a child process of that same test, in a child it runs
+// the case the environment names.
+func (s *Suite) Test(t *testing.T) {
+	if s.Child == "" {
+		s.Child = "TestFakes"
+	}
+	if dltest.IsChild(t) {
+		s.ChildMain(t)
+		return
+	}
+	s.Run(t)
 }
 
 const (

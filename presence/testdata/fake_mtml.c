@@ -58,41 +58,9 @@ static MtmlDevice devices[64];
 static MtmlMemory memories[64];
 static MtmlSystem thesystem = {MAGIC};
 
-static void logcall(const char *name) {
-    const char *p = getenv("FAKE_MTML_LOG");
-    if (!p || !*p) return;
-    FILE *f = fopen(p, "a");
-    if (!f) return;
-    fprintf(f, "%s\n", name);
-    fclose(f);
-}
-
-static long envlong(const char *k, long def) {
-    const char *v = getenv(k);
-    return (v && *v) ? strtol(v, NULL, 10) : def;
-}
-
-static int nth(const char *k, int n, char *out, size_t len) {
-    const char *v = getenv(k);
-    if (!v || !*v) return 0;
-    for (int i = 0; i < n; i++) {
-        v = strchr(v, ',');
-        if (!v) return 0;
-        v++;
-    }
-    size_t l = strcspn(v, ",");
-    if (l >= len) l = len - 1;
-    memcpy(out, v, l);
-    out[l] = 0;
-    return 1;
-}
-
-static int count(void) {
-    long n = envlong("FAKE_MTML_COUNT", 1);
-    if (n < 0) n = 0;
-    if (n > 64) n = 64;
-    return (int)n;
-}
+#define FAKE_ENV_PREFIX "FAKE_MTML_"
+#define FAKE_DEFAULT_COUNT 1
+#include "fake_env.h"
 
 static int live(const MtmlLibrary *lib) { return lib && lib->magic == MAGIC; }
 

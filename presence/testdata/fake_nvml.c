@@ -48,42 +48,9 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t v3 is 68 bytes");
 static struct nvmlDevice_st devices[64];
 static int inits;
 
-static void logcall(const char *name) {
-    const char *p = getenv("FAKE_NVML_LOG");
-    if (!p || !*p) return;
-    FILE *f = fopen(p, "a");
-    if (!f) return;
-    fprintf(f, "%s\n", name);
-    fclose(f);
-}
-
-static long envlong(const char *k, long def) {
-    const char *v = getenv(k);
-    return (v && *v) ? strtol(v, NULL, 10) : def;
-}
-
-// nth copies the n-th comma-separated item of the variable k into out.
-static int nth(const char *k, int n, char *out, size_t len) {
-    const char *v = getenv(k);
-    if (!v || !*v) return 0;
-    for (int i = 0; i < n; i++) {
-        v = strchr(v, ',');
-        if (!v) return 0;
-        v++;
-    }
-    size_t l = strcspn(v, ",");
-    if (l >= len) l = len - 1;
-    memcpy(out, v, l);
-    out[l] = 0;
-    return 1;
-}
-
-static int count(void) {
-    long n = envlong("FAKE_NVML_COUNT", 2);
-    if (n < 0) n = 0;
-    if (n > 64) n = 64;
-    return (int)n;
-}
+#define FAKE_ENV_PREFIX "FAKE_NVML_"
+#define FAKE_DEFAULT_COUNT 2
+#include "fake_env.h"
 
 static nvmlReturn_t put(char *dst, unsigned int length, const char *s) {
     if (!dst) return NVML_ERROR_INVALID_ARGUMENT;

@@ -1,0 +1,45 @@
+// The environment-driven helpers the fake management libraries share
+// (fake_nvml.c, fake_mtml.c). Define FAKE_ENV_PREFIX ("FAKE_NVML_") and
+// FAKE_DEFAULT_COUNT before including it.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// logcall appends name to the file <prefix>LOG names, when set.
+static void logcall(const char *name) {
+    const char *p = getenv(FAKE_ENV_PREFIX "LOG");
+    if (!p || !*p) return;
+    FILE *f = fopen(p, "a");
+    if (!f) return;
+    fprintf(f, "%s\n", name);
+    fclose(f);
+}
+
+static long envlong(const char *k, long def) {
+    const char *v = getenv(k);
+    return (v && *v) ? strtol(v, NULL, 10) : def;
+}
+
+// nth copies the n-th comma-separated item of the variable k into out.
+static int nth(const char *k, int n, char *out, size_t len) {
+    const char *v = getenv(k);
+    if (!v || !*v) return 0;
+    for (int i = 0; i < n; i++) {
+        v = strchr(v, ',');
+        if (!v) return 0;
+        v++;
+    }
+    size_t l = strcspn(v, ",");
+    if (l >= len) l = len - 1;
+    memcpy(out, v, l);
+    out[l] = 0;
+    return 1;
+}
+
+// count is <prefix>COUNT devices, 0 to 64.
+static int count(void) {
+    long n = envlong(FAKE_ENV_PREFIX "COUNT", FAKE_DEFAULT_COUNT);
+    if (n < 0) n = 0;
+    if (n > 64) n = 64;
+    return (int)n;
+}
