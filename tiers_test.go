@@ -109,12 +109,10 @@ func runTier(t *testing.T, env ...string) (tierSeen, []string) {
 }
 
 func TestProbeTiers(t *testing.T) {
-	musaOnly := []string{"FLAGOS_LIBCUDA_PATH=" + filepath.Join(os.TempDir(), "flagshim-no-such-dir", "libcuda.so.1")}
+	buildFakes(t) // skips, saying why, without a C compiler
 	withMUSA := func(env ...string) []string {
-		buildFakes(t)
 		return append([]string{"FLAGOS_LIBMUSA_PATH=" + fakes.musa, "FLAGOS_LIBCUDA_PATH=" + filepath.Join(fakes.missing, "libcuda.so.1")}, env...)
 	}
-	_ = musaOnly
 
 	t.Run("exact initializes the driver in the process", func(t *testing.T) {
 		seen, log := runTier(t, withMUSA("FLAGOS_PROBE=exact")...)
@@ -175,7 +173,6 @@ func TestProbeTiers(t *testing.T) {
 		assert.Less(t, seen.Elapsed, 15*time.Second)
 	})
 	t.Run("presence: a later exact call says what presence answered", func(t *testing.T) {
-		buildFakes(t)
 		seen, log := runTier(t, "FLAGOS_PROBE=presence", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "FAKE_CUDA_INIT_RESULT=100",
 			"FLAGOS_LIBMUSA_PATH="+filepath.Join(fakes.missing, "libmusa.so.1"), "TIER_ALLOC=1")
 		require.Empty(t, seen.InitErr)
