@@ -20,8 +20,8 @@
  *     fake is stricter so that a binding that forgets to select fails.
  *   - The deprecated context API (hipCtx*, hipDevicePrimaryCtx*) is absent: a
  *     binding that needs it cannot load this fake.
- * Variables: FAKE_HIP_<NAME> or FAKE_<NAME> (fake_common.h); FAKE_STUB means
- * nothing for HIP, which has no stub library. Build variants:
+ * Variables: FAKE_HIP_<NAME> or FAKE_<NAME> (fake_common.h); FAKE_STUB has no
+ * HIP meaning (HIP has no stub library; 34 is no hipError_t). Build variants:
  *   -DFAKE_NO_PCI_BUS_ID       lacks the optional hipDeviceGetPCIBusId
  *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required hipDeviceSynchronize
  *   -DFAKE_NO_MODULES          lacks every optional module, launch, memory and stream symbol
