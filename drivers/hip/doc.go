@@ -37,7 +37,8 @@
 //     layout: the binding never uses the properties struct, only
 //     hipDeviceGetName, hipDeviceTotalMem, hipDeviceGetUuid and
 //     hipDeviceGetAttribute, whose numbers (multiprocessors 63, compute
-//     capability 23 and 61: gfx90a reads 9.0) are the same from ROCm 5.0 to 7.x.
+//     capability 23 and 61, the gfx target's major and minor) are the same
+//     from ROCm 5.0 to 7.x.
 //   - Streams and events come from hipStreamCreateWithFlags and
 //     hipEventCreateWithFlags (hipStreamCreate and hipEventCreate take no
 //     flags: another shape); pinned memory from hipHostMalloc (exported by
