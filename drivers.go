@@ -10,6 +10,7 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
+	"github.com/flagos-ai/flagshim/drivers/hip"
 	"github.com/flagos-ai/flagshim/drivers/musa"
 	"github.com/flagos-ai/flagshim/presence"
 )
@@ -24,6 +25,7 @@ type vendor struct {
 var vendors = []vendor{
 	{cuda.Vendor, cuda.Presence},
 	{musa.Vendor, musa.Presence},
+	{hip.Vendor, hip.Presence},
 }
 
 // driverSteps are the built-in steps of the drivers phase: each registers a

@@ -32,6 +32,7 @@ var fakes struct {
 	once       sync.Once
 	dir        string
 	cuda, musa string // absolute paths of libcuda.so.1 / libmusa.so.1
+	hip        string // libamdhip64.so.6
 	missing    string // a folder that holds no library
 }
 
@@ -59,7 +60,8 @@ func buildFakes(t *testing.T) {
 		require.NoError(t, os.MkdirAll(fakes.missing, 0o755))
 		cuda := drivertest.BuildFake(t, "cuda", lib)
 		musa := drivertest.BuildFake(t, "musa", lib)
-		fakes.cuda, fakes.musa = cuda, musa
+		hip := drivertest.BuildFake(t, "hip", lib)
+		fakes.cuda, fakes.musa, fakes.hip = cuda, musa, hip
 	})
 	if fakes.cuda == "" {
 		t.Fatal("building the fake driver libraries failed in an earlier test")
@@ -73,8 +75,11 @@ type machine struct {
 	cudaEnv    string // FAKE_CUDA_* settings of that library
 	musa       bool
 	musaEnv    string
+	hip        bool
+	hipEnv     string
 	cudaUsable bool // the true CUDA runtime works with at least one device
 	musaDevs   int  // usable MUSA devices (0: none or not usable)
+	hipDevs    int  // usable HIP devices
 	cudaDevs   int
 }
 
@@ -88,6 +93,10 @@ var machines = []machine{
 	{name: "stub libcuda with musa", cuda: true, cudaEnv: "STUB=1", musa: true, musaEnv: "DEVICE_COUNT=2", musaDevs: 2},
 	{name: "cuInit 100 with musa", cuda: true, cudaEnv: "INIT_RESULT=100", musa: true, musaEnv: "DEVICE_COUNT=2", musaDevs: 2},
 	{name: "cuInit 803 with musa", cuda: true, cudaEnv: "INIT_RESULT=803", musa: true, musaEnv: "DEVICE_COUNT=1", musaDevs: 1},
+	{name: "hip only, 2 devices", hip: true, hipEnv: "DEVICE_COUNT=2", hipDevs: 2},
+	{name: "hip init failing", hip: true, hipEnv: "INIT_RESULT=100"},
+	{name: "musa and hip", musa: true, musaEnv: "DEVICE_COUNT=1", hip: true, hipEnv: "DEVICE_COUNT=2", musaDevs: 1, hipDevs: 2},
+	{name: "hip with cuda", cuda: true, cudaEnv: "DEVICE_COUNT=1", hip: true, hipEnv: "DEVICE_COUNT=3", cudaUsable: true, cudaDevs: 1, hipDevs: 3},
 }
 
 // expectation is what the rules of docs/architecture.md say a scenario must give.
@@ -112,11 +121,18 @@ func expect(m machine, aliasEnv, backendEnv string) expectation {
 	e.initFails = len(e.badVars) > 0
 	e.aliasOff = err == nil && !allow
 	switch backendEnv {
-	case "", "auto":
-		if m.musaDevs > 0 {
+	case "", "auto": // musa, then hip, then cuda
+		switch {
+		case m.musaDevs > 0:
 			e.route, e.flagosDevs = device.MUSA, m.musaDevs
-		} else if m.cudaUsable {
+		case m.hipDevs > 0:
+			e.route, e.flagosDevs = device.HIP, m.hipDevs
+		case m.cudaUsable:
 			e.route, e.flagosDevs = device.CUDA, m.cudaDevs
+		}
+	case "hip":
+		if m.hipDevs > 0 {
+			e.route, e.flagosDevs = device.HIP, m.hipDevs
 		}
 	case "musa":
 		if m.musaDevs > 0 {
@@ -136,6 +152,10 @@ func (m machine) env(aliasEnv, backendEnv, out string) []string {
 		"E2E_OUT=" + out,
 		"FLAGOS_LIBCUDA_PATH=" + filepath.Join(fakes.missing, "libcuda.so.1"),
 		"FLAGOS_LIBMUSA_PATH=" + filepath.Join(fakes.missing, "libmusa.so.1"),
+		"FLAGOS_LIBHIP_PATH=" + filepath.Join(fakes.missing, "libamdhip64.so.6"),
+	}
+	if m.hip {
+		env[3] = "FLAGOS_LIBHIP_PATH=" + fakes.hip
 	}
 	if m.cuda {
 		env[1] = "FLAGOS_LIBCUDA_PATH=" + fakes.cuda
@@ -148,6 +168,9 @@ func (m machine) env(aliasEnv, backendEnv, out string) []string {
 	}
 	for _, kv := range strings.Fields(m.musaEnv) {
 		env = append(env, "FAKE_MUSA_"+kv)
+	}
+	for _, kv := range strings.Fields(m.hipEnv) {
+		env = append(env, "FAKE_HIP_"+kv)
 	}
 	if aliasEnv != "<unset>" {
 		env = append(env, alias.EnvVar+"="+aliasEnv)
@@ -170,6 +193,8 @@ type observed struct {
 	UseCUDAErr  string // SetCurrent(0) on what Lookup(cuda) gave
 	UseCUDANA   bool   // that error matches device.ErrNotAvailable
 	UseCUDAName string // Properties(0).Name on it
+	ComputeErr  string // an allocation, a copy both ways and a free on what Lookup(cuda) gave
+	ComputeOK   bool
 	Original    probe.Result
 	Live        probe.Result
 	RedirectBy  []string
@@ -209,6 +234,7 @@ func TestE2EChild(t *testing.T) {
 		} else if p, err := b.Properties(0); err == nil {
 			o.UseCUDAName = p.Name
 		}
+		o.ComputeOK, o.ComputeErr = roundTrip(b)
 	}
 	o.Original = probe.Default.Original("cuda")
 	o.Live = probe.Default.Live("cuda")
@@ -234,6 +260,28 @@ func TestE2EChild(t *testing.T) {
 	b, err := json.Marshal(o)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(os.Getenv("E2E_OUT"), b, 0o600))
+}
+
+// roundTrip allocates on device 0 of b, copies bytes there and back and
+// frees: what code written for cuda does first.
+func roundTrip(b device.Backend) (bool, string) {
+	mem, err := device.MemoryOf(b)
+	if err != nil {
+		return false, err.Error()
+	}
+	p, err := mem.Alloc(0, 16)
+	if err != nil {
+		return false, err.Error()
+	}
+	defer mem.Free(0, p)
+	in, out := []byte("flagshim-e2e-123"), make([]byte, 16)
+	if err := mem.CopyHtoD(0, p, in); err != nil {
+		return false, err.Error()
+	}
+	if err := mem.CopyDtoH(0, out, p); err != nil {
+		return false, err.Error()
+	}
+	return bytes.Equal(in, out), ""
 }
 
 // cliInfo is the part of `flagshim info --json` the scenarios check.
@@ -267,7 +315,7 @@ type cliInfo struct {
 func TestEndToEnd(t *testing.T) {
 	buildFakes(t)
 	aliasEnvs := []string{"<unset>", "0", "1", "bogus"}
-	backendEnvs := []string{"<unset>", "musa", "cuda", "bogus"}
+	backendEnvs := []string{"<unset>", "musa", "hip", "cuda", "bogus"}
 	for _, m := range machines {
 		for _, ae := range aliasEnvs {
 			for _, be := range backendEnvs {
@@ -331,6 +379,7 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		assert.Equal(t, want, o.Resolve)
 		assert.Equal(t, device.FlagOS, o.LookupCUDA)
 		assert.Empty(t, o.UseCUDAErr, "cuda code runs on flagos")
+		assert.True(t, o.ComputeOK, "memory through cuda lands on %s: %s", e.route, o.ComputeErr)
 		assert.Contains(t, o.UseCUDAName, "("+string(e.route)+":0)", "and lands on the routed vendor's device")
 		assert.True(t, o.Live.Available)
 		assert.Equal(t, e.flagosDevs, o.Live.Devices)
@@ -359,7 +408,7 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 	for i, b := range info.Backends {
 		byType[b.Type] = i
 	}
-	for _, typ := range []string{"cpu", "cuda", "musa", "flagos"} {
+	for _, typ := range []string{"cpu", "cuda", "musa", "hip", "flagos"} {
 		require.Contains(t, byType, typ, "backend %s listed", typ)
 	}
 	fl := info.Backends[byType["flagos"]]
@@ -382,5 +431,5 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		steps = append(steps, p.Name+"/"+p.Step)
 		assert.Empty(t, p.Error)
 	}
-	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
+	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/hip", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
 }

@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -193,22 +194,30 @@ func (b *Backend) initDriver(s *state, p *progress) {
 	}
 	p.at(a.sym(OpDeviceCount))
 	n, err := a.deviceCount()
-	if err != nil {
+	// A driver may say "no device" through the count's result rather than
+	// a count of 0 (HIP's hipGetDeviceCount returns hipErrorNoDevice): that
+	// is zero devices too.
+	noDevice := err != nil && errors.Is(err, ErrNoDevice)
+	if err != nil && !noDevice {
 		s.fail(err, fmt.Sprintf("%s: %s failed: %s (library %s)", v.Type, a.sym(OpDeviceCount), bare(err), s.path))
 		return
 	}
 	switch {
-	case n > MaxDevices:
+	case !noDevice && n > MaxDevices:
 		s.fail(ErrTooManyDevices, fmt.Sprintf("%s: %s reported %d devices, more than the %d flagshim accepts: the driver is broken (library %s)",
 			v.Type, a.sym(OpDeviceCount), n, MaxDevices, s.path))
 		return
-	case n <= 0:
+	case noDevice || n <= 0:
 		s.count = 0
-		reason := fmt.Sprintf("%s: no devices: %s returned %d (library %s)", v.Type, a.sym(OpDeviceCount), n, s.path)
+		got, cause := strconv.Itoa(n), error(ErrNoDevice)
+		if noDevice {
+			got, cause = bare(err), err
+		}
+		reason := fmt.Sprintf("%s: no devices: %s returned %s (library %s)", v.Type, a.sym(OpDeviceCount), got, s.path)
 		if k, val := v.visible(b.o.getenv); k != "" {
 			reason += fmt.Sprintf("; %s=%q hides devices", k, val)
 		}
-		s.fail(ErrNoDevice, reason)
+		s.fail(cause, reason)
 		return
 	}
 	p.at(a.sym(OpDeviceGet))

@@ -109,36 +109,22 @@ func (s *Suite) BenchSynchronize(b *testing.B) {
 }
 
 // BenchSynchronizeRegisterLibFunc does what Synchronize does through
-// purego.RegisterLibFunc's reflection-built functions, for comparison
-// (PrimaryContext vendors).
+// purego.RegisterLibFunc's reflection-built functions, for comparison: make
+// the device current (a retained primary context, or hipSetDevice for a
+// CurrentDevice vendor), then synchronize.
 func (s *Suite) BenchSynchronizeRegisterLibFunc(b *testing.B) {
 	_, path := s.benchBackend(b)
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var (
-		deviceGet  func(dev *int32, ordinal int32) int32
-		retain     func(ctx *uintptr, dev int32) int32
-		setCurrent func(ctx uintptr) int32
-		synchron   func() int32
-	)
-	purego.RegisterLibFunc(&deviceGet, lib, s.sym(driver.OpDeviceGet))
-	purego.RegisterLibFunc(&retain, lib, s.sym(driver.OpPrimaryCtxRetain))
-	purego.RegisterLibFunc(&setCurrent, lib, s.sym(driver.OpCtxSetCurrent))
+	var synchron func() int32
 	purego.RegisterLibFunc(&synchron, lib, s.sym(driver.OpSynchronize))
-	var dev int32
-	var ctx uintptr
-	if r := deviceGet(&dev, 0); r != 0 {
-		b.Fatal(r)
-	}
-	if r := retain(&ctx, dev); r != 0 {
-		b.Fatal(r)
-	}
+	selectDev := s.registerSelect(b, lib)
 	b.ReportAllocs()
 	for b.Loop() {
 		runtime.LockOSThread()
-		r := setCurrent(ctx)
+		r := selectDev()
 		if r == 0 {
 			r = synchron()
 		}
@@ -147,6 +133,33 @@ func (s *Suite) BenchSynchronizeRegisterLibFunc(b *testing.B) {
 			b.Fatal(r)
 		}
 	}
+}
+
+// registerSelect returns a function that makes device 0 current through
+// RegisterLibFunc'd symbols, the way the vendor's context model does.
+func (s *Suite) registerSelect(b *testing.B, lib uintptr) func() int32 {
+	if s.Vendor.Context == driver.CurrentDevice {
+		var setDevice func(ordinal int32) int32
+		purego.RegisterLibFunc(&setDevice, lib, s.sym(driver.OpSetDevice))
+		return func() int32 { return setDevice(0) }
+	}
+	var (
+		deviceGet  func(dev *int32, ordinal int32) int32
+		retain     func(ctx *uintptr, dev int32) int32
+		setCurrent func(ctx uintptr) int32
+	)
+	purego.RegisterLibFunc(&deviceGet, lib, s.sym(driver.OpDeviceGet))
+	purego.RegisterLibFunc(&retain, lib, s.sym(driver.OpPrimaryCtxRetain))
+	purego.RegisterLibFunc(&setCurrent, lib, s.sym(driver.OpCtxSetCurrent))
+	var dev int32
+	var ctx uintptr
+	if r := deviceGet(&dev, 0); r != 0 {
+		b.Fatal(r)
+	}
+	if r := retain(&ctx, dev); r != 0 {
+		b.Fatal(r)
+	}
+	return func() int32 { return setCurrent(ctx) }
 }
 
 // BenchLaunch measures Launch of the fake's no-op kernel fn ("nop3",

@@ -21,7 +21,13 @@ func init() {
 		fakeCase{name: "hooks_failure", setup: withOverride(nil), check: hookFailure},
 		fakeCase{name: "hooks_remove", setup: withOverride(nil), check: hookRemove},
 		fakeCase{name: "hooks_parallel", setup: withOverride(nil), check: hookParallel},
-		fakeCase{name: "unavailable_note", setup: withOverride(nil, "FAKE_STUB=1"), check: unavailableNote},
+		fakeCase{name: "unavailable_note", setup: func(t *testing.T, s *Suite) []string {
+			if _, stub := s.stubCode(); stub {
+				return withOverride(nil, "FAKE_STUB=1")(t, s)
+			}
+			code, _ := s.unavailableCode()
+			return withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", code))(t, s)
+		}, check: unavailableNote},
 	)
 }
 
@@ -277,14 +283,25 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 	assert.Zero(t, counter(t, "fake_live_allocs")())
 }
 
+// unavailableCode is how the unavailable_note case makes the backend
+// unusable: the vendor's stub code (CUDA's 34) where it has one, else init
+// failing with no device (100), and the sentinel that code matches.
+func (s *Suite) unavailableCode() (int, error) {
+	if c, ok := s.stubCode(); ok {
+		return c, driver.ErrStubLibrary
+	}
+	return 100, driver.ErrNoDevice
+}
+
 func unavailableNote(t *testing.T, s *Suite, _ *driver.Backend) {
+	code, sentinel := s.unavailableCode()
 	var note atomic.Value
 	note.Store("")
 	var calls atomic.Int32
 	b := s.New(driver.WithUnavailableNote(func() string { calls.Add(1); return note.Load().(string) }))
 	r := b.Available()
 	require.False(t, r.Available)
-	assert.True(t, strings.HasPrefix(r.Reason, fmt.Sprintf("%s: %s(0) failed: %s (34)", s.typ(), s.sym(driver.OpInit), s.Vendor.ResultName(34))), r.Reason)
+	assert.True(t, strings.HasPrefix(r.Reason, fmt.Sprintf("%s: %s(0) failed: %s (%d)", s.typ(), s.sym(driver.OpInit), s.Vendor.ResultName(code), code)), r.Reason)
 	assert.Equal(t, 1, strings.Count(r.Reason, string(s.typ())+": "), "no doubled prefix: %s", r.Reason)
 	assert.Zero(t, calls.Load(), "the probe does not ask for the note")
 
@@ -297,7 +314,7 @@ func unavailableNote(t *testing.T, s *Suite, _ *driver.Backend) {
 	_, err = b.Current()
 	assert.Equal(t, want, err.Error())
 	assert.ErrorIs(t, err, device.ErrNotAvailable)
-	assert.ErrorIs(t, err, driver.ErrStubLibrary)
+	assert.ErrorIs(t, err, sentinel)
 	_, err = b.DeviceCount()
 	assert.Equal(t, want, err.Error())
 	for name, err := range map[string]error{

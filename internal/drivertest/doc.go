@@ -5,6 +5,10 @@
 // loaded for the life of a process; see internal/dl/dltest). The same
 // scenario matrix (no library, a relative or unsafe override, a stub, init
 // failing, hanging, zero or absurd device counts, missing symbols, modules,
-// memory, streams, hooks) thus proves each vendor the same way. For tests
-// only.
+// memory, streams, hooks) thus proves each vendor the same way. What
+// differs between vendors is read from the Vendor description (its stub
+// code, its versioned names, its result table, its context model) or given
+// by the Suite (the fake's PCI bus id form, its own error names); a case
+// that cannot apply to a vendor (a stub library for HIP, which has none) is
+// skipped with the reason. For tests only.
 package drivertest

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,15 @@ type Suite struct {
 	Fake    string         // which fake to build: "cuda", "musa", "hip"
 	Version [2]int         // the fake's default driver version, decoded
 	Child   string         // the top-level test that runs the suite (Test): "TestFakes" when empty
+
+	// PCIBusID is the form of the fake's PCI bus ids, with one verb for the
+	// bus number; "" is CUDA's "00000000:%02X:00.0" (HIP's is
+	// "0000:%02x:00.0").
+	PCIBusID string
+	// FakeNames are the names the fake's error-name function gives codes
+	// that Vendor.Results lacks (HIP's hipGetErrorName names 1054
+	// hipErrorTbd); a code it does not name gets the core's generated name.
+	FakeNames map[int]string
 }
 
 // Test runs the suite from the package's top-level test: in the parent it
@@ -35,6 +45,28 @@ func (s *Suite) Test(t *testing.T) {
 		return
 	}
 	s.Run(t)
+}
+
+// pciBusID is the fake's PCI bus id of device i.
+func (s *Suite) pciBusID(i int) string {
+	f := s.PCIBusID
+	if f == "" {
+		f = "00000000:%02X:00.0"
+	}
+	return fmt.Sprintf(f, 0x18+i)
+}
+
+// stubCode is the vendor's result code for a stub library (CUDA's 34), if
+// it has one.
+func (s *Suite) stubCode() (int, bool) {
+	for c, r := range s.Vendor.Results {
+		for _, e := range r.Is {
+			if e == driver.ErrStubLibrary {
+				return c, true
+			}
+		}
+	}
+	return 0, false
 }
 
 const (
@@ -88,6 +120,9 @@ func (s *Suite) New(opts ...driver.Option) *driver.Backend {
 
 type fakeCase struct {
 	name string
+	// skip, when set, says why the case cannot apply to a vendor ("" when
+	// it does).
+	skip func(s *Suite) string
 	// setup builds what the case needs and returns the child's environment.
 	setup func(t *testing.T, s *Suite) []string
 	// check runs in the child.
@@ -101,6 +136,11 @@ func (s *Suite) Run(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.skip != nil {
+				if why := c.skip(s); why != "" {
+					t.Skip(why)
+				}
+			}
 			t.Parallel()
 			env := append(c.setup(t, s), caseEnv+"="+c.name)
 			if !hasKey(env, dirsEnv) {

@@ -5,9 +5,10 @@
  * static functions here. Tests build them with `go env CC` -shared -fPIC.
  *
  * Environment, read once when the library is loaded. Each variable may also
- * be given for one vendor, FAKE_CUDA_<NAME> or FAKE_MUSA_<NAME>, which wins
- * over FAKE_<NAME>: a process can then load both fakes with different
- * behaviour (a stub libcuda beside a working libmusa, say).
+ * be given for one vendor, FAKE_CUDA_<NAME>, FAKE_MUSA_<NAME> or
+ * FAKE_HIP_<NAME>, which wins over FAKE_<NAME>: a process can then load
+ * several fakes with different behaviour (a stub libcuda beside a working
+ * libmusa, say).
  *   FAKE_STUB=1            every call returns 34 (*_ERROR_STUB_LIBRARY)
  *   FAKE_INIT_RESULT=N     what cuInit returns (default 0)
  *   FAKE_DEVICE_COUNT=N    devices (default 2, at most 16)
@@ -57,7 +58,7 @@
 #include <unistd.h>
 
 #ifndef FAKE_ERR_PREFIX
-#error "define FAKE_ERR_PREFIX (\"CUDA_\" or \"MUSA_\") before including fake_common.h"
+#error "define FAKE_ERR_PREFIX (\"CUDA_\", \"MUSA_\" or \"HIP_\") before including fake_common.h"
 #endif
 
 #define FAKE_MAX_DEVICES 16
@@ -321,6 +322,34 @@ static int fake_error_name(int code, const char **s) {
 	}
 	*s = NULL;
 	return 1;
+}
+
+/* fake_error_name_hip names a code as HIP's hipGetErrorName does: a
+ * hipError_t name, and "hipErrorUnknown" for a code it does not know. */
+static const char *fake_error_name_hip(int code) {
+	switch (code) {
+	case 0: return "hipSuccess";
+	case 1: return "hipErrorInvalidValue";
+	case 2: return "hipErrorOutOfMemory";
+	case 3: return "hipErrorNotInitialized";
+	case 4: return "hipErrorDeinitialized";
+	case 35: return "hipErrorInsufficientDriver";
+	case 100: return "hipErrorNoDevice";
+	case 101: return "hipErrorInvalidDevice";
+	case 200: return "hipErrorInvalidImage";
+	case 201: return "hipErrorInvalidContext";
+	case 209: return "hipErrorNoBinaryForGpu";
+	case 218: return "hipErrorInvalidKernelFile";
+	case 400: return "hipErrorInvalidHandle";
+	case 500: return "hipErrorNotFound";
+	case 600: return "hipErrorNotReady";
+	case 700: return "hipErrorIllegalAddress";
+	case 719: return "hipErrorLaunchFailure";
+	case 801: return "hipErrorNotSupported";
+	case 999: return "hipErrorUnknown";
+	case 1054: return "hipErrorTbd"; /* ROCm 6.2's end marker */
+	}
+	return "hipErrorUnknown";
 }
 
 static int fake_error_string(int code, const char **s) {

@@ -1,0 +1,110 @@
+package hip
+
+import (
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+)
+
+// EnvVar names the variable that overrides the library search with an
+// absolute path.
+const EnvVar = "FLAGOS_LIBHIP_PATH"
+
+// The visible-devices variables the ROCm runtimes apply, in the order they
+// apply them; the backend only reports them (Describe().Extra). ROCr applies
+// ROCR_VISIBLE_DEVICES first; HIP's CLR then applies HIP_VISIBLE_DEVICES,
+// or CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is unset or empty, to
+// what ROCr left.
+const (
+	ROCRVisibleDevicesEnv = "ROCR_VISIBLE_DEVICES"
+	VisibleDevicesEnv     = "HIP_VISIBLE_DEVICES"
+	CUDAVisibleDevicesEnv = "CUDA_VISIBLE_DEVICES"
+)
+
+// Vendor is the HIP runtime API of AMD ROCm and Hygon DTK (libamdhip64,
+// hip*) as data for the driver core. HIP selects a device per thread
+// (hipSetDevice) instead of making a context current, takes the ordinal
+// where CUDA takes a device handle for attributes and PCI bus ids, returns
+// its error names as const char *, ignores JIT options and encodes its
+// version as major*10000000 + minor*100000 + patch.
+var Vendor = &driver.Vendor{
+	Type: device.HIP,
+	Name: "AMD/Hygon",
+	Library: driver.Library{
+		Name:    "libamdhip64",
+		EnvVar:  EnvVar,
+		Sonames: []string{"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"},
+		Dirs:    []string{"/opt/rocm/lib", "/opt/rocm-*/lib", "/opt/dtk/lib", "/opt/dtk-*/lib", "/opt/dtk/hip/lib"},
+	},
+	Symbols:     Symbols,
+	Results:     Results,
+	ErrorPrefix: "HIP_",
+	ErrorText:   driver.ErrorTextReturned,
+	Attributes:  Attributes,
+	OrdinalArgs: []driver.Op{driver.OpDeviceAttribute, driver.OpDevicePCIBusID},
+	Context:     driver.CurrentDevice,
+	// JIT is zero: hipModuleLoadDataEx ignores its options (clr passes
+	// none to the loader), so it is called without any.
+	VersionBase: 10000000, // 60241134 is 6.2
+	UUIDPrefix:  "GPU-",
+	VisibleEnv:  []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
+}
+
+// Attributes are hipDeviceAttribute_t's numbers (the same from ROCm 5.0,
+// which renumbered the enum, to 7.x).
+var Attributes = driver.Attributes{
+	MultiprocessorCount:    63, // hipDeviceAttributeMultiprocessorCount
+	ComputeCapabilityMajor: 23, // hipDeviceAttributeComputeCapabilityMajor
+	ComputeCapabilityMinor: 61, // hipDeviceAttributeComputeCapabilityMinor
+}
+
+// Symbols is the HIP symbol table: each operation's one function, with the
+// C shape driver.Op gives. The context functions (hipCtx*,
+// hipDevicePrimaryCtx*) are not bound: they are deprecated and the
+// CurrentDevice model does not need them.
+var Symbols = map[driver.Op][]string{
+	driver.OpInit:            {"hipInit"},
+	driver.OpDriverVersion:   {"hipDriverGetVersion"},
+	driver.OpDeviceCount:     {"hipGetDeviceCount"},
+	driver.OpDeviceGet:       {"hipDeviceGet"},
+	driver.OpDeviceName:      {"hipDeviceGetName"},
+	driver.OpDeviceTotalMem:  {"hipDeviceTotalMem"},
+	driver.OpDeviceAttribute: {"hipDeviceGetAttribute"},
+	driver.OpDeviceUUID:      {"hipDeviceGetUuid"},
+	driver.OpDevicePCIBusID:  {"hipDeviceGetPCIBusId"},
+	driver.OpErrorName:       {"hipGetErrorName"},
+	driver.OpErrorString:     {"hipGetErrorString"},
+
+	driver.OpSetDevice:   {"hipSetDevice"},
+	driver.OpGetDevice:   {"hipGetDevice"},
+	driver.OpSynchronize: {"hipDeviceSynchronize"},
+
+	driver.OpMemGetInfo:   {"hipMemGetInfo"},
+	driver.OpMemAlloc:     {"hipMalloc"},
+	driver.OpMemFree:      {"hipFree"},
+	driver.OpMemcpyHtoD:   {"hipMemcpyHtoD"},
+	driver.OpMemcpyDtoH:   {"hipMemcpyDtoH"},
+	driver.OpMemHostAlloc: {"hipHostMalloc"},
+	driver.OpMemFreeHost:  {"hipHostFree"},
+
+	driver.OpModuleLoadDataEx:  {"hipModuleLoadDataEx"},
+	driver.OpModuleLoadData:    {"hipModuleLoadData"},
+	driver.OpModuleUnload:      {"hipModuleUnload"},
+	driver.OpModuleGetFunction: {"hipModuleGetFunction"},
+	driver.OpModuleGetGlobal:   {"hipModuleGetGlobal"},
+	driver.OpLaunchKernel:      {"hipModuleLaunchKernel"},
+
+	driver.OpStreamCreate:      {"hipStreamCreateWithFlags"},
+	driver.OpStreamSynchronize: {"hipStreamSynchronize"},
+	driver.OpStreamDestroy:     {"hipStreamDestroy"},
+	driver.OpStreamWaitEvent:   {"hipStreamWaitEvent"},
+	driver.OpMemcpyHtoDAsync:   {"hipMemcpyHtoDAsync"},
+	driver.OpMemcpyDtoHAsync:   {"hipMemcpyDtoHAsync"},
+	driver.OpEventCreate:       {"hipEventCreateWithFlags"},
+	driver.OpEventRecord:       {"hipEventRecord"},
+	driver.OpEventSynchronize:  {"hipEventSynchronize"},
+	driver.OpEventElapsedTime:  {"hipEventElapsedTime"},
+	driver.OpEventDestroy:      {"hipEventDestroy"},
+}
+
+// New returns a HIP backend (driver.New(Vendor, opts...)). It does no I/O.
+func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }
