@@ -13,14 +13,6 @@ import (
 	"github.com/flagos-ai/flagshim/internal/logging"
 )
 
-// ErrBadSetting is wrapped by Init's error for every environment variable
-// (or option) whose value flagshim does not accept: FLAGOS_ALIAS_CUDA,
-// FLAGOS_BACKEND, FLAGOS_LOG, FLAGOS_PROBE, FLAGOS_PROBE_TIMEOUT and a
-// relative FLAGOS_LIB*_PATH. Such a setting changes what cuda means, so
-// device.Default will not answer until it is fixed; the CLI exits 1 for
-// every command.
-var ErrBadSetting = errors.New("flagshim: invalid setting")
-
 // Environment variables Init reads (see also alias.EnvVar, flagos.EnvVar,
 // the drivers' override variables and logging's FLAGOS_LOG).
 const (

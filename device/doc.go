@@ -9,8 +9,12 @@
 //
 // Using the package-level functions (Parse, Lookup, Register) means using
 // [Default]. When the flagshim root package is linked into the program, the
-// first Parse or Lookup on Default runs flagshim.Init once, so the answer for
-// "cuda" is given only after the alias has been decided. When it is not
-// linked, Default answers with an error that names the import to add, as
-// database/sql does for a forgotten driver.
+// first reader of Default (Parse, Lookup, Resolve, and also Types, Backends
+// and Aliases) runs flagshim.Init once, so the answer for "cuda" is given
+// only after the alias has been decided, and a list of backends is never
+// "cpu only" merely because nothing has run yet. When it is not linked,
+// Default answers with an error that names the import to add, as
+// database/sql does for a forgotten driver; the readers that cannot return
+// an error (Types, Backends, Aliases) list what is registered. Registries
+// from NewRegistry have no initializer.
 package device

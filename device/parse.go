@@ -16,7 +16,10 @@ var (
 const maxIndex = 1<<31 - 1
 
 // split checks the syntax "type" or "type:index" and returns its parts.
-// index is -1 when none is given. It never allocates.
+// index is -1 when none is given. Leading zeros of the index are accepted,
+// however many ("cuda:01", "cuda:00000000001"): the bound 2^31-1 applies to
+// the significant digits, so two spellings of one index are accepted or
+// refused alike. It never allocates.
 func split(s string) (typ string, index int, ok bool) {
 	typ, num, hasIndex := strings.Cut(s, ":")
 	if !validTypeName(typ) {
@@ -25,22 +28,29 @@ func split(s string) (typ string, index int, ok bool) {
 	if !hasIndex {
 		return typ, -1, true
 	}
-	if num == "" || len(num) > 10 {
+	if num == "" {
 		return "", 0, false
 	}
-	n := 0
-	for i := 0; i < len(num); i++ {
-		c := num[i]
+	sig := strings.TrimLeft(num, "0") // "" for "0", "000": index 0
+	if len(sig) > maxIndexDigits {
+		return "", 0, false // out of range, or not a number at all
+	}
+	var n uint64 // 10 digits overflow a 32-bit int, never a uint64
+	for i := 0; i < len(sig); i++ {
+		c := sig[i]
 		if c < '0' || c > '9' {
 			return "", 0, false
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + uint64(c-'0')
 	}
 	if n > maxIndex {
 		return "", 0, false
 	}
-	return typ, n, true
+	return typ, int(n), true
 }
+
+// maxIndexDigits is the number of decimal digits of maxIndex.
+const maxIndexDigits = 10
 
 // validTypeName reports whether s is a lowercase type name:
 // a letter, then letters, digits or '_'.

@@ -26,8 +26,9 @@ type Registry struct {
 	nextID uint64     // guarded by mu
 	snap   atomic.Pointer[regState]
 
-	// Only Default has needsInit: its first Parse or Lookup runs the
-	// initializer handed over by the root package.
+	// Only Default has needsInit: its first reader (Parse, Lookup,
+	// Resolve, Types, Backends, Aliases) runs the initializer handed over by
+	// the root package.
 	needsInit bool
 	lazy      atomic.Pointer[lazyInit]
 }
@@ -48,6 +49,19 @@ type lazyInit struct {
 	once sync.Once
 	run  func() error
 	err  error
+	// running is true while run runs: readers called from inside it (a
+	// step of flagshim.Init listing the backends, as drivers/flagos does)
+	// must not wait for the once they are part of.
+	running atomic.Bool
+}
+
+func (l *lazyInit) do() error {
+	l.once.Do(func() {
+		l.running.Store(true)
+		defer l.running.Store(false)
+		l.err = l.run()
+	})
+	return l.err
 }
 
 // Default is the process-wide registry used by the package-level functions.
@@ -73,8 +87,11 @@ func NewRegistry() *Registry {
 
 // OnFirstUse hands the registry the function that fills it. The flagshim
 // root package calls it on Default when it is linked; the function runs once,
-// on the first Parse, Resolve or Lookup, and its error is returned by every
-// one of them. Only the first call has an effect; it does no I/O.
+// on the first use of the registry by any of its readers (Parse, Resolve,
+// Lookup, Types, Backends, Aliases), and its error is returned by every one
+// of them that can return an error. Only the first call has an effect; it
+// does no I/O. It has an effect on Default only: registries from NewRegistry
+// have no initializer.
 func (r *Registry) OnFirstUse(run func() error) {
 	r.lazy.CompareAndSwap(nil, &lazyInit{run: run})
 }
@@ -89,8 +106,28 @@ func (r *Registry) ready() error {
 	if l == nil {
 		return fmt.Errorf("%w: device.Default is filled by flagshim.Init; add `import _ \"github.com/flagos-ai/flagshim\"` to the program (forgotten import?), or use a registry of your own from device.NewRegistry", ErrNotLinked)
 	}
-	l.once.Do(func() { l.err = l.run() })
-	return l.err
+	return l.do()
+}
+
+// readyToList is ready for the readers that cannot return an error (Types,
+// Backends, Aliases): they answer with what is registered whether or not the
+// initializer succeeded. They run the initializer only while the registry
+// holds nothing but the built-in cpu backend, the state that reads as "no
+// accelerator" before Init. Once anything else is registered, the registry
+// is being filled (by the steps of a flagshim.Init that is running or done,
+// or by the program itself) and they list what is there without waiting: a
+// step of Init may list the backends (drivers/flagos does, to choose its
+// route), and waiting for the Init it runs in would deadlock. For the same
+// reason they do not wait while the initializer runs.
+func (r *Registry) readyToList() {
+	if !r.needsInit {
+		return
+	}
+	l := r.lazy.Load()
+	if l == nil || l.running.Load() || len(r.snap.Load().backends) > 1 {
+		return
+	}
+	_ = l.do()
 }
 
 // Register adds a backend under its Type. A second backend of the same type
@@ -207,10 +244,25 @@ func (r *Registry) Parse(s string) (Device, error) {
 }
 
 // Types lists the registered backend types, sorted. Aliases are not listed.
-func (r *Registry) Types() []Type { return slices.Clone(r.snap.Load().types) }
+//
+// On Default, while nothing but cpu is registered, it first runs the
+// initializer (flagshim.Init), as Parse does, so that it never answers "cpu
+// only" merely because nothing has run yet. It cannot return an error: where
+// the initializer failed (or the flagshim root package is not linked), it
+// lists what is registered; Parse and Lookup report the error. While Init is
+// running, it lists what is registered so far instead of waiting (steps of
+// Init may call it).
+func (r *Registry) Types() []Type {
+	r.readyToList()
+	return slices.Clone(r.snap.Load().types)
+}
 
-// Aliases returns a copy of the alias table (from -> to).
+// Aliases returns a copy of the alias table (from -> to). On Default it first
+// runs the initializer, with the same rules as Types: an initializer that
+// failed leaves the table as far as it got (often empty), and no error is
+// returned.
 func (r *Registry) Aliases() map[Type]Type {
+	r.readyToList()
 	s := r.snap.Load()
 	m := make(map[Type]Type, len(s.aliases))
 	for from, e := range s.aliases {
@@ -267,8 +319,13 @@ func Lookup(t Type) (Backend, error) { return Default.Lookup(t) }
 func Register(b Backend) error { return Default.Register(b) }
 
 // Backends lists the registered backends sorted by type, without following
-// any alias: Backends never returns flagos in place of cuda.
+// any alias: Backends never returns flagos in place of cuda. On Default it
+// first runs the initializer, with the same rules as Types: no error is
+// returned, a failed initializer leaves what was registered, and a call from
+// inside the initializer (drivers/flagos choosing its route) lists what is
+// registered so far.
 func (r *Registry) Backends() []Backend {
+	r.readyToList()
 	s := r.snap.Load()
 	out := make([]Backend, len(s.types))
 	for i, t := range s.types {

@@ -3,7 +3,6 @@ package device
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
@@ -34,110 +33,6 @@ func newTestRegistry(t testing.TB) *Registry {
 		require.NoError(t, r.Register(b))
 	}
 	return r
-}
-
-func TestParse(t *testing.T) {
-	r := newTestRegistry(t)
-	tests := []struct {
-		in   string
-		want Device
-	}{
-		{"cuda", Device{CUDA, -1}},
-		{"cuda:0", Device{CUDA, 0}},
-		{"cuda:1", Device{CUDA, 1}},
-		{"musa:7", Device{MUSA, 7}},
-		{"flagos", Device{FlagOS, -1}},
-		{"cpu", Device{CPU, -1}},
-		{"cpu:0", Device{CPU, 0}},
-		{"cuda:01", Device{CUDA, 1}},
-		{"cuda:2147483647", Device{CUDA, 2147483647}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := r.Parse(tt.in)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-func TestParseRejects(t *testing.T) {
-	r := newTestRegistry(t)
-	tests := []struct {
-		in      string
-		wantErr error
-	}{
-		{"", ErrSyntax},
-		{"cuda:", ErrSyntax},
-		{"cuda:-1", ErrSyntax},
-		{"CUDA", ErrSyntax},
-		{"cuda:1:2", ErrSyntax},
-		{" cuda", ErrSyntax},
-		{"cuda ", ErrSyntax},
-		{"cuda:+1", ErrSyntax},
-		{"cuda:0x1", ErrSyntax},
-		{"cuda: 1", ErrSyntax},
-		{"cuda:99999999999", ErrSyntax},
-		{"cuda:2147483648", ErrSyntax},
-		{":1", ErrSyntax},
-		{"1cuda", ErrSyntax},
-		{"cu-da", ErrSyntax},
-		{"rocm", ErrUnknownType},
-		{"rocm:0", ErrUnknownType},
-		{"xpu:1", ErrUnknownType},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
-			_, err := r.Parse(tt.in)
-			require.ErrorIs(t, err, tt.wantErr)
-			msg := err.Error()
-			assert.Contains(t, msg, fmt.Sprintf("%q", tt.in), "the error quotes the input")
-			assert.Contains(t, msg, "cpu, cuda, flagos, musa", "the error lists the known types")
-		})
-	}
-}
-
-func TestStringRoundTrip(t *testing.T) {
-	r := newTestRegistry(t)
-	for _, d := range []Device{{CUDA, -1}, {CUDA, 0}, {MUSA, 3}, {FlagOS, maxIndex}, {CPU, 0}} {
-		got, err := r.Parse(d.String())
-		require.NoError(t, err)
-		assert.Equal(t, d, got)
-	}
-	assert.Equal(t, "cuda", Device{CUDA, -1}.String())
-	assert.Equal(t, "flagos:1", Device{FlagOS, 1}.String())
-}
-
-func FuzzParse(f *testing.F) {
-	for _, s := range []string{"cuda", "cuda:1", "flagos:0", "", "cuda:", "cuda:-1", "CUDA", "cuda:1:2",
-		" cuda", "cuda:+1", "cuda:0x1", "cuda:99999999999", "cpu:2147483647", "musa:2147483648", "a_1:3"} {
-		f.Add(s)
-	}
-	r := newTestRegistry(f)
-	_, err := r.Alias(CUDA, FlagOS)
-	require.NoError(f, err)
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := r.Parse(s)
-		if err != nil {
-			if !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrUnknownType) {
-				t.Fatalf("Parse(%q): error %v wraps neither ErrSyntax nor ErrUnknownType", s, err)
-			}
-			if !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
-				t.Fatalf("Parse(%q): error %q does not quote the input", s, err)
-			}
-			return
-		}
-		if d.Index < -1 || d.Index > maxIndex {
-			t.Fatalf("Parse(%q) = %+v: index out of range", s, d)
-		}
-		if d.Type == CUDA {
-			t.Fatalf("Parse(%q) = %+v: cuda is aliased to flagos and must not come back", s, d)
-		}
-		again, err := r.Parse(d.String())
-		if err != nil || again != d {
-			t.Fatalf("Parse(%q) = %+v, but Parse(%q) = %+v, %v", s, d, d.String(), again, err)
-		}
-	})
 }
 
 func TestAlias(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/flagos-ai/flagshim/internal/cli"
+	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/internal/drivertest"
 )
 
@@ -35,7 +35,7 @@ var fakes struct {
 // TestScripts runs testdata/script/*.txtar: the CLI's human output, exit
 // codes and messages, so a change in wording is a reviewed diff. Scripts
 // find the fake drivers at $LIBCUDA and $LIBMUSA and an absent library at
-// $NOLIB.
+// $NOLIB; HIP is absent (FLAGOS_LIBHIP_PATH names no file).
 func TestScripts(t *testing.T) {
 	fakes.once.Do(func() { fakes.cuda, fakes.musa = buildFakes(t) })
 	if fakes.cuda == "" {
@@ -56,6 +56,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("LIBCUDA", fakes.cuda)
 			env.Setenv("LIBMUSA", fakes.musa)
 			env.Setenv("NOLIB", "/nonexistent/libcuda.so.1")
+			// No HIP here: the host's own search (its ld.so.cache folders)
+			// would otherwise show in the goldens.
+			env.Setenv("FLAGOS_LIBHIP_PATH", "/nonexistent/libamdhip64.so.6")
 			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
 			return nil
 		},
@@ -104,7 +107,7 @@ func buildFakes(t *testing.T) (cuda, musa string) {
 
 var (
 	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s)\b`)
-	cpuRE      = regexp.MustCompile(`host cpu \(\w+\)( +)\d+ SMs`)
+	cpuRE      = regexp.MustCompile(`host cpu \(\w+\)( +)\d+ cores`)
 )
 
 // cmpScrub is `cmpscrub FILE GOLDEN`: like cmpenv, after replacing what
@@ -123,6 +126,6 @@ func cmpScrub(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func scrub(s string) string {
-	s = cpuRE.ReplaceAllString(s, "host cpu (ARCH)${1}N SMs")
+	s = cpuRE.ReplaceAllString(s, "host cpu (ARCH)${1}N cores")
 	return durationRE.ReplaceAllString(s, "DUR")
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flagos-ai/flagshim/internal/cli"
+	"github.com/flagos-ai/flagshim/cli"
 )
 
 // infoJSON is what `flagshim info --json` prints for this process, on one

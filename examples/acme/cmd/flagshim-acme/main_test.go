@@ -5,7 +5,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/flagos-ai/flagshim/internal/cli"
+	"github.com/flagos-ai/flagshim/cli"
 )
 
 // TestMain lets testscript run this binary as flagshim-acme, each invocation

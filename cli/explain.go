@@ -33,6 +33,8 @@ func writeExplain(w io.Writer, s snapshot) error {
 	}
 
 	b.WriteString("\nBackends:\n")
+	fmt.Fprintf(&b, "  The vendor backends were probed in the %s tier: %s (--probe or FLAGOS_PROBE chooses; the CLI's default is isolated).\n",
+		s.Probe, tierMeaning(s.Probe))
 	for _, be := range s.Backends {
 		switch {
 		case be.RoutesTo != "":

@@ -6,17 +6,26 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
+// SchemaVersion is the "schema_version" of `flagshim info --json`, its first
+// key. Keys are only ever added; a change that removes or redefines one
+// would increase it. docs/json.md documents every field.
+const SchemaVersion = 1
+
 // snapshot is everything the CLI shows, gathered once after Init. Its JSON
-// form is the output of `flagshim info --json`; keys are only ever added.
+// form is the output of `flagshim info --json`; keys are only ever added,
+// and each one is documented in docs/json.md (a test checks both ways).
 type snapshot struct {
-	Alias    aliasJSON     `json:"alias"`
-	Backends []backendJSON `json:"backends"`
-	Probes   []probeJSON   `json:"probes"`
-	Phases   []phaseJSON   `json:"phases"`
-	Env      []envJSON     `json:"env"`
+	SchemaVersion int           `json:"schema_version"`
+	Probe         driver.Tier   `json:"probe"`
+	Alias         aliasJSON     `json:"alias"`
+	Backends      []backendJSON `json:"backends"`
+	Probes        []probeJSON   `json:"probes"`
+	Phases        []phaseJSON   `json:"phases"`
+	Env           []envJSON     `json:"env"`
 }
 
 type aliasJSON struct {
@@ -34,6 +43,7 @@ type backendJSON struct {
 	Library       string            `json:"library"`
 	DriverVersion string            `json:"driver_version"`
 	RoutesTo      device.Type       `json:"routes_to,omitempty"`
+	Tier          driver.Tier       `json:"tier,omitempty"`
 	Attempts      []attemptJSON     `json:"attempts"`
 	Properties    []propsJSON       `json:"properties"`
 	Extra         map[string]string `json:"extra,omitempty"` // the driver's own facts: symbols chosen, features missing, visible devices
@@ -55,12 +65,25 @@ type propsJSON struct {
 	Minor           int    `json:"minor"`
 	MultiProcessors int    `json:"multiprocessors"`
 	PCIBusID        string `json:"pci_bus_id,omitempty"`
+	FreeMemory      uint64 `json:"free_memory,omitempty"`
 }
 
 // pciBusIDer is implemented by the vendor drivers where the driver library
 // can say where a device sits on the PCI bus.
 type pciBusIDer interface {
 	PCIBusID(index int) (string, error)
+}
+
+// memInfoer is implemented by backends that can say how much memory is free
+// (the shape of device.Memory's MemInfo).
+type memInfoer interface {
+	MemInfo(index int) (free, total uint64, err error)
+}
+
+// tierer is implemented by the vendor backends of the driver core: which
+// tier answered their probe.
+type tierer interface {
+	Tier() driver.Tier
 }
 
 type resultJSON struct {
@@ -90,14 +113,27 @@ type envJSON struct {
 }
 
 // EnvVars are the variables that change what flagshim does, in the order
-// the CLI reports them.
+// the CLI reports them (info --json's "env", explain's "Environment"). It is
+// the one list of them: README.md's environment table and docs/json.md
+// carry each one (a test checks). The meaning of each is in README.md.
 var EnvVars = []string{
-	alias.EnvVar, "FLAGOS_BACKEND", "FLAGOS_LIBCUDA_PATH", "FLAGOS_LIBMUSA_PATH", "FLAGOS_LOG",
-	"CUDA_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES",
+	alias.EnvVar, "FLAGOS_BACKEND",
+	"FLAGOS_PROBE", "FLAGOS_PROBE_TIMEOUT",
+	"FLAGOS_LIBCUDA_PATH", "FLAGOS_LIBMUSA_PATH", "FLAGOS_LIBHIP_PATH",
+	"FLAGOS_LIBNVML_PATH", "FLAGOS_LIBMTML_PATH", "FLAGOS_LIBNVSHMEM_PATH",
+	"FLAGOS_LOG",
+	"CUDA_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
 }
 
-func collect(rep *flagshim.Report) snapshot {
+// collect gathers the snapshot. memory asks each device how much memory is
+// free, where the backend can tell: in the exact tier that makes the
+// device's primary context current, so only info, which shows it, asks; in
+// the presence and isolated tiers the answer comes from the facts already
+// gathered and no driver is initialized here.
+func collect(rep *flagshim.Report, memory bool) snapshot {
 	s := snapshot{
+		SchemaVersion: SchemaVersion,
+		Probe:         rep.Probe,
 		Alias: aliasJSON{
 			Active: rep.Alias.Active, From: rep.Alias.From, To: rep.Alias.To, Reason: rep.Alias.Reason,
 		},
@@ -106,8 +142,17 @@ func collect(rep *flagshim.Report) snapshot {
 		Phases:   []phaseJSON{},
 		Env:      []envJSON{},
 	}
+	tiers := map[device.Type]driver.Tier{}
 	for _, b := range device.Default.Backends() {
-		s.Backends = append(s.Backends, describeBackend(b))
+		be := describeBackend(b, memory)
+		tiers[be.Type] = be.Tier
+		s.Backends = append(s.Backends, be)
+	}
+	// flagos answers with the tier of the backend it routes to.
+	for i, be := range s.Backends {
+		if be.Tier == "" && be.RoutesTo != "" {
+			s.Backends[i].Tier = tiers[be.RoutesTo]
+		}
 	}
 	for _, name := range probe.Default.Names() {
 		s.Probes = append(s.Probes, probeJSON{
@@ -132,7 +177,7 @@ func collect(rep *flagshim.Report) snapshot {
 	return s
 }
 
-func describeBackend(b device.Backend) backendJSON {
+func describeBackend(b device.Backend, memory bool) backendJSON {
 	r := b.Available()
 	out := backendJSON{
 		Type: b.Type(), Available: r.Available, Devices: r.Devices, Reason: r.Reason,
@@ -145,6 +190,9 @@ func describeBackend(b device.Backend) backendJSON {
 		for _, a := range info.Attempts {
 			out.Attempts = append(out.Attempts, attemptJSON(a))
 		}
+	}
+	if t, ok := b.(tierer); ok {
+		out.Tier = t.Tier()
 	}
 	if !r.Available {
 		return out
@@ -161,6 +209,11 @@ func describeBackend(b device.Backend) backendJSON {
 		}
 		if pci, ok := b.(pciBusIDer); ok {
 			pj.PCIBusID, _ = pci.PCIBusID(i) // optional: "" where the driver lacks the symbol
+		}
+		if m, ok := b.(memInfoer); ok && memory {
+			if free, _, err := m.MemInfo(i); err == nil {
+				pj.FreeMemory = free // optional: 0 (left out) where the driver cannot tell
+			}
 		}
 		out.Properties = append(out.Properties, pj)
 	}

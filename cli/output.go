@@ -3,11 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flagos-ai/flagshim/driver"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flagos-ai/flagshim/device"
 )
 
 var lookupEnv = os.LookupEnv
@@ -32,14 +35,14 @@ func writeInfo(w io.Writer, s snapshot) error {
 	}
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDEVICES\tDRIVER\tLIBRARY\tREASON")
+	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDEVICES\tTIER\tDRIVER\tLIBRARY\tREASON")
 	for _, be := range s.Backends {
 		lib := orDash(be.Library)
 		if be.RoutesTo != "" {
 			lib = "-> " + string(be.RoutesTo)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", be.Type, yesNo(be.Available), be.Devices,
-			orDash(be.DriverVersion), lib, brief(be.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", be.Type, yesNo(be.Available), be.Devices,
+			orDash(string(be.Tier)), orDash(be.DriverVersion), lib, brief(be.Reason))
 	}
 	tw.Flush()
 
@@ -48,13 +51,20 @@ func writeInfo(w io.Writer, s snapshot) error {
 		for _, p := range be.Properties {
 			line := fmt.Sprintf("  %s:%d\t%s", be.Type, p.Index, p.Name)
 			if p.TotalMemory > 0 {
-				line += fmt.Sprintf("\t%.1f GiB", float64(p.TotalMemory)/(1<<30))
+				line += "\t" + gib(p.TotalMemory) + " GiB"
+				if p.FreeMemory > 0 {
+					line += " (" + gib(p.FreeMemory) + " free)"
+				}
 			}
 			if p.Major > 0 {
 				line += fmt.Sprintf("\tcompute %d.%d", p.Major, p.Minor)
 			}
 			if p.MultiProcessors > 0 {
-				line += fmt.Sprintf("\t%d SMs", p.MultiProcessors)
+				unit := "SMs" // streaming multiprocessors
+				if be.Type == device.CPU {
+					unit = "cores" // MultiProcessors counts the host's logical CPUs
+				}
+				line += fmt.Sprintf("\t%d %s", p.MultiProcessors, unit)
 			}
 			if p.PCIBusID != "" {
 				line += "\tpci " + p.PCIBusID
@@ -76,12 +86,14 @@ func writeInfo(w io.Writer, s snapshot) error {
 
 	b.WriteString("\nprobes:\n")
 	for _, p := range s.Probes {
-		fmt.Fprintf(&b, "  %s: %s", p.Name, answer(p.Live))
+		fmt.Fprintf(&b, "  %s: %s", p.Name, brief(answer(p.Live)))
 		if len(p.RedirectedBy) > 0 {
 			fmt.Fprintf(&b, " (redirected by %s; original: %s)", strings.Join(p.RedirectedBy, ", "), brief(answer(p.Original)))
 		}
 		b.WriteString("\n")
 	}
+
+	fmt.Fprintf(&b, "\nprobe tier: %s (%s)\n", s.Probe, tierMeaning(s.Probe))
 
 	b.WriteString("\nphases:\n")
 	for _, p := range s.Phases {
@@ -98,6 +110,22 @@ func writeInfo(w io.Writer, s snapshot) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// tierMeaning says in a few words where a tier's answers come from.
+func tierMeaning(t driver.Tier) string {
+	switch t {
+	case driver.TierExact:
+		return "each driver initialized in this process"
+	case driver.TierPresence:
+		return "management libraries and device nodes; no driver initialized"
+	case driver.TierIsolated:
+		return "each driver initialized in a child process; none here"
+	}
+	return "unknown"
+}
+
+// gib formats a size in bytes as GiB with one decimal.
+func gib(n uint64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<30)) }
 
 // briefLen is how much of a reason the table shows; explain shows it whole.
 const briefLen = 72

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/internal/logging"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// prefix starts every message the CLI writes to stderr, once.
+const prefix = "flagshim: "
+
+// Run is the flagshim command: it parses args (without the program name),
+// writes to stdout and stderr, and returns the exit status: 0 on success, 1
+// on an error (a bad device string, a bad setting, output that could not be
+// written), 2 on bad usage.
+func Run(args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := run(args, out, stderr)
+	if out.err != nil {
+		fmt.Fprintf(stderr, "%scannot write the output: %v\n", prefix, out.err)
+		if code == exitOK {
+			code = exitError
+		}
+	}
+	return code
+}
+
+// session is what every command gets: the outputs and Init's options.
+type session struct {
+	stdout *checkedWriter
+	stderr io.Writer
+	opts   []flagshim.Option
+}
+
+func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flagshim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	verbose := fs.Bool("v", false, "")
+	showVersion := fs.Bool("version", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return printUsage(stdout, topUsage())
+		}
+		return usageError(stderr, nil, err.Error())
+	}
+	args = fs.Args()
+	if *showVersion {
+		if len(args) > 0 {
+			return usageError(stderr, nil, fmt.Sprintf("--version takes no command, got %q", args))
+		}
+		return writeVersion(stdout)
+	}
+	name := "info"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	c := lookupCommand(name)
+	if c == nil {
+		return usageError(stderr, nil, fmt.Sprintf("unknown command %q", name))
+	}
+	if wantsHelp(args) {
+		return printUsage(stdout, c.usage())
+	}
+	// The CLI's answers are exact, but no driver is initialized in the CLI
+	// itself: a hanging or crashing driver cannot take it down.
+	s := &session{stdout: stdout, stderr: stderr, opts: []flagshim.Option{flagshim.WithDefaultProbe(driver.TierIsolated)}}
+	if *verbose {
+		l, err := logging.New("info")
+		if err != nil {
+			return fail(stderr, err)
+		}
+		s.opts = append(s.opts, flagshim.WithLogger(l))
+	}
+	return c.run(s, c, args)
+}
+
+// wantsHelp reports whether args ask for help (-h, -help, --help) before
+// any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// initFlagshim is flagshim.Init; tests replace it.
+var initFlagshim = flagshim.Init
+
+// initialise checks the settings the CLI can check itself, then runs
+// flagshim.Init. A bad setting is an error of every command: it comes back
+// as bad, and nothing should be printed but the message. Otherwise a report
+// comes back even when some step failed (initErr); a nil report means
+// nothing can be shown.
+//
+// Every bad setting is reported, not only the first found: those the CLI
+// checks itself and those only Init can check (FLAGOS_BACKEND's route, the
+// probe tier), each once.
+func (s *session) initialise() (rep *flagshim.Report, initErr, bad error) {
+	early := checkSettings(lookupEnv)
+	rep, err := initFlagshim(context.Background(), s.opts...)
+	b := badSettings(err)
+	if early != nil {
+		b = append(badSettings(early), b...)
+	}
+	if len(b) > 0 {
+		return nil, err, errors.Join(dedupe(b)...)
+	}
+	return rep, err, nil
+}
+
+// dedupe drops the errors whose message an earlier one already carries (the
+// CLI and Init both report a bad FLAGOS_ALIAS_CUDA).
+func dedupe(errs []error) []error {
+	var out []error
+	for _, e := range errs {
+		seen := false
+		for _, o := range out {
+			if strings.Contains(o.Error(), e.Error()) || strings.Contains(e.Error(), o.Error()) {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// usageError prints msg and the usage (the command's, or the top one when c
+// is nil) to stderr and returns the usage exit status.
+func usageError(stderr io.Writer, c *command, msg string) int {
+	u := topUsage()
+	if c != nil {
+		u = c.usage()
+	}
+	fmt.Fprintf(stderr, "%s%s\n\n%s", prefix, strings.TrimPrefix(msg, prefix), u)
+	return exitUsage
+}
+
+func printUsage(stdout io.Writer, u string) int {
+	_, _ = io.WriteString(stdout, u) // a failed write is reported by Run
+	return exitOK
+}
+
+// fail prints err and returns the error exit status.
+func fail(stderr io.Writer, err error) int {
+	printErr(stderr, err)
+	return exitError
+}
+
+// printErr prints each line of err with the "flagshim: " prefix, once:
+// errors of the library often start with it already, and errors.Join puts
+// one error on each line.
+func printErr(stderr io.Writer, err error) {
+	var b strings.Builder
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		for strings.HasPrefix(line, prefix) {
+			line = strings.TrimPrefix(line, prefix)
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		b.WriteString(prefix)
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	_, _ = io.WriteString(stderr, b.String())
+}
+
+// done returns the exit status of a command that has written its output:
+// outErr is what writing it returned, initErr Init's error. A failed write
+// to stdout is left to Run, which reports it once.
+func (s *session) done(outErr, initErr error) int {
+	if outErr != nil && outErr == s.stdout.err {
+		outErr = nil
+	}
+	if err := errors.Join(outErr, initErr); err != nil {
+		return fail(s.stderr, err)
+	}
+	return exitOK
+}
+
+// checkedWriter keeps the first error of its writer and writes nothing after
+// it, so that every command's output error is seen once, by Run.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
+}

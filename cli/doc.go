@@ -1,0 +1,51 @@
+// Package cli is the flagshim command: info (a table, or JSON with --json),
+// list, resolve, explain, version and help, over device.Default and
+// probe.Default after flagshim.Init. cmd/flagshim is a three-line main over
+// [Run].
+//
+// It is a public package so that a program which links extra backends can
+// offer the same command with them included. Backends join flagshim through
+// flagshim.AddStep before Init, typically from the init function of their
+// package, so the whole program is a blank import and Run:
+//
+//	package main
+//
+//	import (
+//		"os"
+//
+//		_ "example.com/acme/flagshim-backend" // adds its drivers step with flagshim.AddStep
+//		"github.com/flagos-ai/flagshim/cli"
+//	)
+//
+//	func main() { os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr)) }
+//
+// examples/acme/cmd/flagshim-acme is such a program.
+//
+// # Conventions
+//
+// The usage and help go to stdout with exit status 0 (-h, --help, help,
+// help COMMAND, COMMAND -h); a bad command or flag prints the usage to
+// stderr with status 2. `flagshim --version` and `flagshim version` print
+// [Version], the module version Go recorded in the binary, the Go version
+// and GOOS/GOARCH, and open nothing.
+//
+// Errors go to stderr, one per line, each with the "flagshim: " prefix once,
+// and give status 1. Which errors are errors of which command:
+//
+//   - A bad setting (an environment variable whose value flagshim does not
+//     accept: Init's error matches flagshim.ErrBadSetting, or FLAGOS_LOG or
+//     FLAGOS_ALIAS_CUDA fails the CLI's own check) is an error of every
+//     command that runs Init (info, list, resolve, explain), which then
+//     prints nothing else.
+//   - Output that cannot be written (stdout on a full disk or /dev/full) is
+//     an error of every command.
+//   - Any other error of Init (a step that failed, such as a plugin that
+//     could not set up its backend) is an error of info and explain, after
+//     they have shown it in their report; it is not an error of resolve and
+//     list, which answer from what is registered. A driver library that is
+//     absent or fails to load is no error at all: it is a fact, shown by
+//     info and explain ("not available" and why).
+//
+// The JSON of `info --json` starts with "schema_version" ([SchemaVersion]);
+// keys are only ever added. docs/json.md documents every field.
+package cli

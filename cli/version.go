@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// Version is flagshim's release. A release build may set it without
+// editing the source:
+//
+//	go build -ldflags "-X github.com/flagos-ai/flagshim/cli.Version=0.2.0" ./cmd/flagshim
+//
+// `flagshim version` prints it next to the module version Go recorded in the
+// binary (debug.ReadBuildInfo), which is "(devel)" when built from a checkout.
+var Version = "0.2.0-dev"
+
+// modulePath is flagshim's module, looked up in the build information.
+const modulePath = "github.com/flagos-ai/flagshim"
+
+// readBuildInfo is debug.ReadBuildInfo; tests replace it.
+var readBuildInfo = debug.ReadBuildInfo
+
+// versionLine is what `flagshim version` prints:
+//
+//	flagshim 0.2.0-dev, module github.com/flagos-ai/flagshim (devel), commit 1a2b3c4d5e6f+dirty, go1.26.0 linux/amd64
+func versionLine() string {
+	return fmt.Sprintf("flagshim %s, %s, %s %s/%s\n", Version, moduleVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// moduleVersion says which version of flagshim's module the program was
+// built with: the main module's when flagshim is the program's module
+// (cmd/flagshim, or `go install ...@v0.2.0`), else the dependency's (a
+// program of another module that calls Run), with the commit where Go
+// recorded one.
+func moduleVersion() string {
+	bi, ok := readBuildInfo()
+	if !ok {
+		return "module version unknown: no build information in the binary"
+	}
+	mod := &bi.Main
+	if mod.Path != modulePath {
+		mod = nil
+		for _, d := range bi.Deps {
+			if d.Path == modulePath {
+				mod = d
+				if d.Replace != nil {
+					mod = d.Replace
+				}
+				break
+			}
+		}
+	}
+	if mod == nil {
+		return "module " + modulePath + " not in the build information"
+	}
+	v := mod.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	s := "module " + modulePath + " " + v
+	if mod == &bi.Main {
+		if rev := setting(bi, "vcs.revision"); rev != "" {
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if setting(bi, "vcs.modified") == "true" {
+				rev += "+dirty"
+			}
+			s += ", commit " + rev
+		}
+	}
+	return s
+}
+
+func setting(bi *debug.BuildInfo, key string) string {
+	for _, s := range bi.Settings {
+		if s.Key == key {
+			return strings.TrimSpace(s.Value)
+		}
+	}
+	return ""
+}
+
+// writeVersion prints versionLine. It runs no Init: no library is opened.
+func writeVersion(w io.Writer) int {
+	_, _ = io.WriteString(w, versionLine()) // a failed write is reported by Run
+	return exitOK
+}

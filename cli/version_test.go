@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestModuleVersion(t *testing.T) {
+	main := func(path, version string, settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{Main: debug.Module{Path: path, Version: version}, Settings: settings}, true
+		}
+	}
+	tests := []struct {
+		name string
+		info func() (*debug.BuildInfo, bool)
+		want string
+	}{
+		{"a checkout", main(modulePath, "(devel)"), "module github.com/flagos-ai/flagshim (devel)"},
+		{"go install @v0.2.0", main(modulePath, "v0.2.0"), "module github.com/flagos-ai/flagshim v0.2.0"},
+		{"no version", main(modulePath, ""), "module github.com/flagos-ai/flagshim (devel)"},
+		{"a checkout with vcs", main(modulePath, "(devel)",
+			debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123"},
+			debug.BuildSetting{Key: "vcs.modified", Value: "true"}),
+			"module github.com/flagos-ai/flagshim (devel), commit 0123456789ab+dirty"},
+		{"clean vcs", main(modulePath, "v0.2.1-0.20260101-0123456789ab",
+			debug.BuildSetting{Key: "vcs.revision", Value: "0123456"},
+			debug.BuildSetting{Key: "vcs.modified", Value: "false"}),
+			"module github.com/flagos-ai/flagshim v0.2.1-0.20260101-0123456789ab, commit 0123456"},
+		{"a dependency of another program", func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{
+				Main: debug.Module{Path: "example.com/acme", Version: "v1.0.0"},
+				Deps: []*debug.Module{{Path: "go.uber.org/zap", Version: "v1.28.0"}, {Path: modulePath, Version: "v0.2.0"}},
+				// The program's commit is not flagshim's: not shown.
+				Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "feedface"}},
+			}, true
+		}, "module github.com/flagos-ai/flagshim v0.2.0"},
+		{"a replaced dependency", func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{
+				Main: debug.Module{Path: "example.com/acme"},
+				Deps: []*debug.Module{{Path: modulePath, Version: "v0.2.0", Replace: &debug.Module{Path: "../flagshim"}}},
+			}, true
+		}, "module github.com/flagos-ai/flagshim (devel)"},
+		{"not in the build information", main("example.com/other", "v1.0.0"), "module github.com/flagos-ai/flagshim not in the build information"},
+		{"no build information", func() (*debug.BuildInfo, bool) { return nil, false }, "module version unknown: no build information in the binary"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prev := readBuildInfo
+			readBuildInfo = tt.info
+			t.Cleanup(func() { readBuildInfo = prev })
+			assert.Equal(t, tt.want, moduleVersion())
+			assert.Equal(t, "flagshim "+Version+", "+tt.want+", "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n", versionLine())
+		})
+	}
+}
+
+// The version and --version forms print the same line, from the real build
+// information of the test binary.
+func TestVersionCommand(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}, {"-v", "version"}} {
+		code, out, errOut := runCLI(args...)
+		assert.Equal(t, exitOK, code, args)
+		assert.Equal(t, versionLine(), out, args)
+		assert.Empty(t, errOut, args)
+	}
+	assert.Regexp(t, `^flagshim \d+\.\d+\.\d+\S*, module github.com/flagos-ai/flagshim \S+(, commit [0-9a-f]+(\+dirty)?)?, go\S+ \w+/\w+\n$`, versionLine())
+}
