@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flagos-ai/flagshim/device"
 )
@@ -29,7 +30,7 @@ func writeInfo(w io.Writer, s snapshot) error {
 	} else {
 		fmt.Fprintf(&b, "alias: off (%s means %s)\n", s.Alias.From, s.Alias.From)
 	}
-	fmt.Fprintf(&b, "  %s\n\n", s.Alias.Reason)
+	fmt.Fprintf(&b, "  %s\n\n", summary(s.Alias.Reason))
 	if !s.Alias.Active || len(s.Alias.Reason) > briefLen {
 		b.WriteString("  (`flagshim explain` gives every fact behind each decision.)\n\n")
 	}
@@ -127,16 +128,69 @@ func tierMeaning(t driver.Tier) string {
 // gib formats a size in bytes as GiB with one decimal.
 func gib(n uint64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<30)) }
 
-// briefLen is how much of a reason the table shows; explain shows it whole.
+// briefLen is how much of a reason the table shows; explain and --json
+// show it whole.
 const briefLen = 72
 
+// detailLen is the longest parenthesis summary keeps.
+const detailLen = 48
+
+// summary is the alias's reason without its long parentheses: the probes'
+// whole answers, which the table below it briefs and explain gives whole.
+// "no usable CUDA runtime (cuda: libcuda not found; tried …) and no flagos
+// device (…); cuda is left as it is." reads "no usable CUDA runtime and no
+// flagos device; cuda is left as it is."; short ones ("(2 devices)") stay.
+func summary(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		open := strings.IndexByte(s, '(')
+		if open < 0 {
+			b.WriteString(s)
+			break
+		}
+		end := closing(s, open)
+		if end < 0 { // an unclosed '(' is text; look on after it
+			b.WriteString(s[:open+1])
+			s = s[open+1:]
+			continue
+		}
+		if utf8.RuneCountInString(s[open:end+1]) > detailLen {
+			b.WriteString(strings.TrimRight(s[:open], " "))
+		} else {
+			b.WriteString(s[:end+1])
+		}
+		s = s[end+1:]
+	}
+	return b.String()
+}
+
+// closing is the index of the ')' that closes the '(' at open, -1 if none.
+func closing(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // brief cuts s to briefLen runes, marking the cut.
-func brief(s string) string {
+func brief(s string) string { return cut(s, briefLen) }
+
+// cut cuts s to n runes, marking the cut.
+func cut(s string, n int) string {
 	r := []rune(s)
-	if len(r) <= briefLen {
+	if len(r) <= n {
 		return s
 	}
-	return strings.TrimSpace(string(r[:briefLen-1])) + "…"
+	return strings.TrimSpace(string(r[:n-1])) + "…"
 }
 
 func answer(r resultJSON) string {

@@ -12,6 +12,7 @@ import (
 type OpenError struct {
 	Name     string    // Spec.Name
 	EnvVar   string    // Spec.EnvVar
+	Soname   string    // Spec.Sonames[0], the file the advice names; "" for none
 	Override string    // the override's value; "" when unset
 	Attempts []Attempt // every candidate, in order
 	Err      error     // the sentinel
@@ -47,20 +48,36 @@ func (e *OpenError) Error() string {
 	return b.String()
 }
 
+// writeAttempts lists the candidates in order; consecutive candidates that
+// failed for the same reason (every soname missing from the same folders)
+// share one parenthesis, so the message says each reason once.
 func (e *OpenError) writeAttempts(b *strings.Builder) {
 	if len(e.Attempts) == 0 {
 		b.WriteString(" nothing")
 	}
-	for i, a := range e.Attempts {
+	for i := 0; i < len(e.Attempts); {
+		j := i + 1
+		for j < len(e.Attempts) && e.Attempts[j].Message() == e.Attempts[i].Message() {
+			j++
+		}
 		if i > 0 {
 			b.WriteString(";")
 		}
-		fmt.Fprintf(b, " %s (%v)", a.Path, a.Err)
+		paths := make([]string, 0, j-i)
+		for _, a := range e.Attempts[i:j] {
+			paths = append(paths, a.Path)
+		}
+		fmt.Fprintf(b, " %s (%s)", strings.Join(paths, ", "), e.Attempts[i].Message())
+		i = j
 	}
 }
 
+// libFile is the file name the advice's example path ends in.
 func (e *OpenError) libFile() string {
-	return e.Name + ".so.1"
+	if e.Soname != "" {
+		return e.Soname
+	}
+	return e.Name + ".so"
 }
 
 // Unwrap gives the sentinel and the cause.

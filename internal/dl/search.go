@@ -55,7 +55,11 @@ func newSearch(spec Spec) *search {
 }
 
 func (s *search) fail(override string, sentinel, cause error) (*Library, error) {
-	return nil, &OpenError{Name: s.spec.Name, EnvVar: s.spec.EnvVar, Override: override, Attempts: s.attempts, Err: sentinel, Cause: cause}
+	var soname string
+	if len(s.spec.Sonames) > 0 {
+		soname = s.spec.Sonames[0]
+	}
+	return nil, &OpenError{Name: s.spec.Name, EnvVar: s.spec.EnvVar, Soname: soname, Override: override, Attempts: s.attempts, Err: sentinel, Cause: cause}
 }
 
 func (s *search) library(path string, h uintptr) *Library {
