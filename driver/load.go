@@ -164,8 +164,11 @@ func (b *Backend) load() *state {
 		if ls.api == nil {
 			s.fail(ls.err, ls.reason)
 		} else {
-			p := &progress{hook: b.o.step}
-			if done, ok := guarded(b.deadline(), func() *state { b.initDriver(s, p); return s }); ok {
+			// The guarded goroutine owns st; on a timeout it keeps running
+			// (the driver hangs) and s gets a fresh state, so nothing is
+			// shared with the goroutine left behind.
+			p, st := &progress{hook: b.o.step}, s
+			if done, ok := guarded(b.deadline(), func() *state { b.initDriver(st, p); return st }); ok {
 				s = done
 			} else {
 				s = &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, version: ls.version}

@@ -267,3 +267,22 @@ func TestFindOpensNothing(t *testing.T) {
 	_, _, err = dl.Find(spec(env(nil)))
 	assert.ErrorIs(t, err, dl.ErrNotFound)
 }
+
+// TestNotFoundSaysEachReasonOnce: sonames missing for the same reason share
+// one parenthesis, and the advice names the first soname, not a guess.
+func TestNotFoundSaysEachReasonOnce(t *testing.T) {
+	dir := dltest.PrivateDir(t)
+	s := dl.WithSystem(dl.Spec{Name: "libdltest", EnvVar: "FLAGOS_LIBDLTEST_PATH",
+		Sonames: []string{"libdltest.so.7", "libdltest.so.6", "libdltest.so"}, Getenv: env(nil)}, "", dir)
+	_, err := dl.Open(s)
+	require.ErrorIs(t, err, dl.ErrNotFound)
+	var oe *dl.OpenError
+	require.ErrorAs(t, err, &oe)
+	require.Len(t, oe.Attempts, 3)
+	reason := oe.Attempts[0].Message()
+	require.NotEmpty(t, reason)
+	msg := err.Error()
+	assert.Contains(t, msg, "tried libdltest.so.7, libdltest.so.6, libdltest.so ("+reason+")")
+	assert.Equal(t, 1, strings.Count(msg, reason), "the shared reason is said once: %s", msg)
+	assert.Contains(t, msg, "FLAGOS_LIBDLTEST_PATH=/abs/path/to/libdltest.so.7")
+}
