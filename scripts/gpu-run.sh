@@ -9,11 +9,13 @@
 #
 # When .gpu/plugins_nvshmem.test is there, it first does what
 # `scripts/nvshmem-gpu.sh run` does: builds plugins/nvshmem's CUDA fixtures
-# with nvcc (scripts/nvshmem-build.sh: add.ptx, pe.cubin, pe2.cubin), finds
+# with nvcc (scripts/nvshmem-build.sh: add.ptx, pe.cubin, pe2.cubin, ring.cubin), finds
 # the NVSHMEM wheel's libnvshmem_host.so.3 (FLAGOS_LIBNVSHMEM_PATH, else
 # python3), and runs that binary's GPU tests (TestGPURawScenario,
-# TestGPUDriverScenario) from plugins/nvshmem. A failed fixture build is
-# logged (nvshmem-build.log) and the other binaries still run.
+# TestGPUDriverScenario; TestGPUTwoPE skips, saying why, below two GPUs:
+# scripts/two-pe.sh is its own command) from plugins/nvshmem. A failed
+# fixture build is logged (nvshmem-build.log) and the other binaries still
+# run.
 #
 # Expectations (defaults are the reference machine's, an H200):
 #   FLAGSHIM_GPU_EXPECT_NAME (H200)  FLAGSHIM_GPU_EXPECT_CC (9.0)

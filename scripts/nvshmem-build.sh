@@ -6,7 +6,8 @@
 #   scripts/nvshmem-build.sh [outdir]     # default plugins/nvshmem/testdata/build
 #
 # It writes add.ptx (a plain kernel), pe.cubin and pe2.cubin (kernels built
-# with -rdc=true and device-linked against libnvshmem_device.a) and, with
+# with -rdc=true and device-linked against libnvshmem_device.a), ring.cubin
+# (the two-PE ring of ring_kernel.cu, built the same way) and, with
 # NATIVE=1, builds and runs native_check, a C++ cross-check of the layouts and
 # of the scenario the Go test runs. NVSHMEM_ARCH picks the GPU (sm_90: H100,
 # H200). The gpu tests read the outputs from FLAGSHIM_NVSHMEM_FIXTURES, or
@@ -50,11 +51,17 @@ nvcc -arch="$arch" -dlink -cubin "$out/pe1.o" -L"$lib" -lnvshmem_device -o "$out
 	nvlink -arch="$arch" "$out/pe1.o" -L"$lib" -lnvshmem_device -o "$out/pe.cubin"
 nvcc -arch="$arch" -dlink -cubin "$out/pe2.o" -L"$lib" -lnvshmem_device -o "$out/pe2.cubin" ||
 	nvlink -arch="$arch" "$out/pe2.o" -L"$lib" -lnvshmem_device -o "$out/pe2.cubin"
+nvcc -arch="$arch" -rdc=true -I"$inc" -c "$src/ring_kernel.cu" -o "$out/ring.o"
+nvcc -arch="$arch" -dlink -cubin "$out/ring.o" -L"$lib" -lnvshmem_device -o "$out/ring.cubin" ||
+	nvlink -arch="$arch" "$out/ring.o" -L"$lib" -lnvshmem_device -o "$out/ring.cubin"
 set +x
-for f in pe.cubin pe2.cubin; do
+for f in pe.cubin pe2.cubin ring.cubin; do
 	n=$(cuobjdump -elf "$out/$f" | grep -cE 'nvshmemi_device_(lib_version|state)_d' || true)
 	echo "$f: $(stat -c %s "$out/$f") bytes, NVSHMEM globals mentioned $n times"
 	[ "$n" -gt 0 ] || { echo "nvshmem-build: $f lacks NVSHMEM's globals" >&2; exit 1; }
+done
+for k in ring_put ring_read; do
+	cuobjdump -elf "$out/ring.cubin" | grep -q "$k" || { echo "nvshmem-build: ring.cubin lacks $k" >&2; exit 1; }
 done
 
 if [ "${NATIVE:-0}" = 1 ]; then

@@ -14,10 +14,6 @@ import (
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
-// FixturesEnv names the folder scripts/nvshmem-build.sh wrote; the default is
-// testdata/build.
-const FixturesEnv = "FLAGSHIM_NVSHMEM_FIXTURES"
-
 // fixture reads one file built by scripts/nvshmem-build.sh; a missing one
 // fails the test with the command that builds it.
 func fixture(t *testing.T, name string) []byte {
@@ -30,13 +26,6 @@ func fixture(t *testing.T, name string) []byte {
 	require.NoErrorf(t, err, "run scripts/nvshmem-build.sh [dir] on the GPU machine first (and set %s=dir)", FixturesEnv)
 	return b
 }
-
-// The child scenarios print these around the control call, the only place
-// where NVSHMEM may complain about a missing symbol.
-const (
-	controlStart = "CONTROL-START"
-	controlEnd   = "CONTROL-END"
-)
 
 // runGPUChild re-executes the test binary to run test name alone, passing on
 // the variables the GPU machine needs (dltest scrubs FLAGOS_*,
