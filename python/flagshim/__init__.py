@@ -6,11 +6,13 @@ safe to load, binds every function of ``flagshim.h`` and waits for the Go
 runtime inside it to start, so the process may fork afterwards.
 
 The first call of :func:`resolve`, :func:`alias_active`, :func:`info`,
-:func:`module_loaded` or :func:`module_unloading` runs ``flagshim.Init``
-once for the process: the vendor drivers are looked for then, under the
-usual environment variables (``FLAGOS_ALIAS_CUDA``, ``FLAGOS_BACKEND``,
-``FLAGOS_PROBE``, ``FLAGOS_LIB*_PATH``, ``FLAGOS_LOG``). Set them before
-that call; later changes are not seen.
+:func:`module_loaded`, :func:`module_unloading` or
+:func:`flagshim.nvshmem.enable` runs ``flagshim.Init`` once for the
+process: the vendor drivers are looked for then, under the usual
+environment variables (``FLAGOS_ALIAS_CUDA``, ``FLAGOS_BACKEND``,
+``FLAGOS_PROBE``, ``FLAGOS_LIB*_PATH``, ``FLAGOS_LOG``). The Go runtime
+copies the environment when the library is loaded, so set them before
+``import flagshim``: changes to ``os.environ`` made afterwards are not seen.
 
 Probing. Where ``FLAGOS_PROBE`` is not set, the C library probes at the
 *presence* tier: it reads the management libraries (NVML, MTML), the device

@@ -193,6 +193,20 @@ class TestMusaMachine(unittest.TestCase):
         self.assertNotEqual(got[5][0], "ok", "a NUL inside a device string is refused, not cut")
         self.assertEqual(got[6][0], "TypeError")
 
+    def test_settings_are_read_at_import(self):
+        # The Go runtime copies the environment when the library is loaded:
+        # a setting made after `import flagshim` is not seen (README says so).
+        got = support.result(
+            self,
+            """
+            import flagshim
+            os.environ["FLAGOS_ALIAS_CUDA"] = "0"
+            out([flagshim.resolve("cuda:1"), flagshim.alias_active()])
+            """,
+            self.env,
+        )
+        self.assertEqual(got, ["flagos:1", True])
+
     def test_python_m_flagshim(self):
         env = support.scenario_env(self, self.env)
         p = subprocess.run([sys.executable, "-m", "flagshim"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
