@@ -54,6 +54,8 @@ __all__ = [
     "module_loaded",
     "module_unloading",
     "library_path",
+    "nvshmem",
+    "triton",
     "Error",
     "InitError",
     "DeviceError",
@@ -192,3 +194,9 @@ def module_unloading(module: Any, backend: str = "cuda") -> None:
 def _last_error() -> str:
     """The library's last error message on this thread (flagshim_error)."""
     return _lib.last_error()
+
+
+# The submodules, so that flagshim.nvshmem.enable and flagshim.triton.install
+# work after a plain `import flagshim`; neither imports anything heavy
+# (flagshim.triton imports Triton only in install()).
+from . import nvshmem, triton  # noqa: E402
