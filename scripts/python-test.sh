@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The Python package's tests (python/tests, unittest, standard library only):
+#
+#   bash scripts/python-test.sh [unittest discover args...]
+#
+# Builds libflagshim.so with cgo into a private temporary folder, points
+# FLAGSHIM_LIBRARY at it and runs `python3 -m unittest discover -s
+# python/tests -v` with python/ on PYTHONPATH. The tests compile the Go
+# repository's fake vendor libraries with gcc and run every scenario in a
+# process of its own. Where python3, a C compiler or cgo is missing it prints
+# "python-test: skipped: <reason>" and exits 0. PYTHON names another
+# interpreter; FLAGSHIM_GO another go binary.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+skip() {
+	echo "python-test: skipped: $*"
+	exit 0
+}
+
+py=${PYTHON:-python3}
+command -v "$py" >/dev/null 2>&1 || skip "no $py"
+"$py" -c 'import sys; sys.exit(sys.version_info < (3, 8))' || skip "$py is older than 3.8"
+go=${FLAGSHIM_GO:-go}
+command -v "$go" >/dev/null 2>&1 || skip "no go command to build libflagshim.so with"
+cc=$("$go" env CC 2>/dev/null || true)
+cc=${cc:-gcc}
+command -v "${cc%% *}" >/dev/null 2>&1 || skip "no C compiler ($cc): -buildmode=c-shared needs cgo"
+export CC=$cc
+[ "$(CGO_ENABLED=1 "$go" env CGO_ENABLED)" = 1 ] || skip "cgo cannot be enabled for $("$go" env GOOS)/$("$go" env GOARCH)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/flagshim-python-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+chmod 700 "$tmp"
+echo "python-test: CGO_ENABLED=1 $go build -buildmode=c-shared -o $tmp/libflagshim.so ./cmd/libflagshim"
+CGO_ENABLED=1 "$go" build -buildmode=c-shared -o "$tmp/libflagshim.so" ./cmd/libflagshim
+
+export FLAGSHIM_LIBRARY=$tmp/libflagshim.so
+export FLAGSHIM_GO=$go
+export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONDONTWRITEBYTECODE=1
+"$py" -m unittest discover -s python/tests -t python/tests -v "$@"
