@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"strings"
 	"unsafe"
 )
@@ -31,13 +32,23 @@ func buffer(out *C.char, outLen C.int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(out)), int(outLen))
 }
 
-// answer writes s to out; its length, or a code.
+// answer writes s to out; its length, or a code (with its message for
+// flagshim_error: the size the answer needs).
 func answer(out *C.char, outLen C.int, s string) C.int {
 	n, f := put(buffer(out, outLen), s)
+	if f == failRange {
+		setErr(fmt.Errorf("the answer needs %d bytes with its NUL and out_len is %d: call again with a larger buffer (out == NULL, out_len == 0 asks for the length where the function allows it)", len(s)+1, int(outLen)))
+	}
 	if f != failNone {
 		return codes[f]
 	}
 	return C.int(n)
+}
+
+// invalid records why the arguments were refused and returns EINVAL.
+func invalid(fn, why string) C.int {
+	setErr(fmt.Errorf("%s: %s", fn, why))
+	return C.FLAGSHIM_EINVAL
 }
 
 // fail writes an empty string to a usable out and returns f's code.
@@ -54,9 +65,10 @@ func flagshim_ready() C.int { return 0 }
 //export flagshim_resolve
 func flagshim_resolve(device *C.char, out *C.char, out_len C.int) C.int {
 	if buffer(out, out_len) == nil {
-		return C.FLAGSHIM_EINVAL
+		return invalid("flagshim_resolve", "out is NULL or out_len <= 0: pass a buffer (64 bytes hold any answer)")
 	}
 	if device == nil {
+		invalid("flagshim_resolve", "device is NULL")
 		return fail(out, out_len, failArgs)
 	}
 	s, f := resolve(C.GoString(device))
@@ -88,7 +100,7 @@ func flagshim_info_json(out *C.char, out_len C.int) C.int {
 		return C.int(len(s)) // the size needed, without the NUL
 	}
 	if buffer(out, out_len) == nil {
-		return C.FLAGSHIM_EINVAL
+		return invalid("flagshim_info_json", "out is NULL or out_len <= 0 (out == NULL with out_len == 0 asks for the length)")
 	}
 	return answer(out, out_len, s)
 }
@@ -115,6 +127,7 @@ func flagshim_error(out *C.char, out_len C.int) C.int {
 //export flagshim_module_loaded
 func flagshim_module_loaded(backend *C.char, module C.ulonglong, out *C.char, out_len C.int) C.int {
 	if backend == nil || module == 0 {
+		invalid("flagshim_module_loaded", "backend is NULL or module is 0")
 		return fail(out, out_len, failArgs)
 	}
 	names, f := moduleLoaded(C.GoString(backend), uintptr(module), "")
@@ -125,7 +138,7 @@ func flagshim_module_loaded(backend *C.char, module C.ulonglong, out *C.char, ou
 		return C.int(len(strings.Join(names, ",")))
 	}
 	if buffer(out, out_len) == nil {
-		return C.FLAGSHIM_EINVAL
+		return invalid("flagshim_module_loaded", "out is NULL or out_len <= 0 (out == NULL with out_len == 0 asks for the length)")
 	}
 	return answer(out, out_len, strings.Join(names, ","))
 }
@@ -133,7 +146,7 @@ func flagshim_module_loaded(backend *C.char, module C.ulonglong, out *C.char, ou
 //export flagshim_module_unloading
 func flagshim_module_unloading(backend *C.char, module C.ulonglong) C.int {
 	if backend == nil || module == 0 {
-		return C.FLAGSHIM_EINVAL
+		return invalid("flagshim_module_unloading", "backend is NULL or module is 0")
 	}
 	if f := moduleUnloading(C.GoString(backend), uintptr(module)); f != failNone {
 		return codes[f]
@@ -144,7 +157,7 @@ func flagshim_module_unloading(backend *C.char, module C.ulonglong) C.int {
 //export flagshim_nvshmem_attach
 func flagshim_nvshmem_attach(device C.int) C.int {
 	if device < 0 {
-		return C.FLAGSHIM_EINVAL
+		return invalid("flagshim_nvshmem_attach", fmt.Sprintf("device %d is negative", int(device)))
 	}
 	if f := nvshmemEnable(int(device), false); f != failNone {
 		return codes[f]
@@ -155,7 +168,7 @@ func flagshim_nvshmem_attach(device C.int) C.int {
 //export flagshim_nvshmem_init
 func flagshim_nvshmem_init(device C.int) C.int {
 	if device < 0 {
-		return C.FLAGSHIM_EINVAL
+		return invalid("flagshim_nvshmem_init", fmt.Sprintf("device %d is negative", int(device)))
 	}
 	if f := nvshmemEnable(int(device), true); f != failNone {
 		return codes[f]

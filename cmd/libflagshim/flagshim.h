@@ -24,8 +24,10 @@
  * finished leaves a child that blocks in the runtime's start-up for ever.
  * So: load the library, call flagshim_ready() (it returns once the runtime
  * is up), then fork as you like. Do not fork while a flagshim call is in
- * flight on another thread. The Python package does exactly this on
- * import.
+ * flight on another thread. A child of a fork must not call flagshim: the
+ * Go runtime does not survive fork (its other threads are gone), so exec
+ * or use a spawn start method. The Python package calls flagshim_ready on
+ * import and raises ForkError for any call in a forked child.
  */
 #ifndef FLAGSHIM_H
 #define FLAGSHIM_H
@@ -41,8 +43,9 @@
 #define FLAGSHIM_EBACKEND (-6) /* no driver backend of that name (cuda, musa, hip) */
 #define FLAGSHIM_ENVSHMEM (-7) /* NVSHMEM could not be attached or initialized */
 
-/* Every function that fails leaves a message for flagshim_error on the
- * calling thread. */
+/* Every function that fails (but flagshim_error itself) leaves a message
+ * for flagshim_error on the calling thread: the cause, and for
+ * FLAGSHIM_ERANGE the size the answer needs. */
 
 #ifndef FLAGSHIM_BUILDING
 #ifdef __cplusplus

@@ -130,6 +130,17 @@ func TestCShared(t *testing.T) {
 		assert.Contains(t, got[3], "invalid setting")
 	})
 
+	t.Run("ERANGE and EINVAL say why in flagshim_error", func(t *testing.T) {
+		got := runCheck(t, check, noDrivers, "3/cpu:0", "error", "64/<null>", "error", "info/8", "error")
+		require.Len(t, got, 6)
+		assert.Equal(t, "rc=-4 first=0 canary=ok", got[0])
+		assert.Contains(t, got[1], "needs 6 bytes with its NUL and out_len is 3", "the size the answer needs")
+		assert.Equal(t, "rc=-2 first=0 canary=ok", got[2])
+		assert.Contains(t, got[3], "flagshim_resolve: device is NULL")
+		assert.Equal(t, "rc=-4 first=0 canary=ok", got[4])
+		assert.Contains(t, got[5], "and out_len is 8")
+	})
+
 	t.Run("bad settings: every one is an init error", func(t *testing.T) {
 		for _, kv := range []string{"FLAGOS_LIBCUDA_PATH=lib/libcuda.so.1", "FLAGOS_BACKEND=junk", "FLAGOS_LOG=junk", "FLAGOS_PROBE=isolated", "FLAGOS_PROBE=fast"} {
 			got := runCheck(t, check, append(noDrivers, kv), "64/cuda", "error")
