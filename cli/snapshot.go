@@ -126,11 +126,14 @@ var EnvVars = []string{
 }
 
 // collect gathers the snapshot. memory asks each device how much memory is
-// free, where the backend can tell: in the exact tier that makes the
-// device's primary context current, so only info, which shows it, asks; in
-// the presence and isolated tiers the answer comes from the facts already
-// gathered and no driver is initialized here.
+// free, where the backend can tell without work of its own: in the presence
+// and isolated tiers the answer comes from the facts already gathered (NVML,
+// the isolated child) and no driver is initialized here. In the exact tier
+// it is not asked: learning it would create each device's primary context
+// (about 150 ms and some device memory per GPU on an H200), which would
+// more than double what `flagshim info` costs over the driver's own init.
 func collect(rep *flagshim.Report, memory bool) snapshot {
+	memory = memory && rep.Probe != driver.TierExact
 	s := snapshot{
 		SchemaVersion: SchemaVersion,
 		Probe:         rep.Probe,

@@ -60,8 +60,11 @@ for f in pe.cubin pe2.cubin ring.cubin; do
 	echo "$f: $(stat -c %s "$out/$f") bytes, NVSHMEM globals mentioned $n times"
 	[ "$n" -gt 0 ] || { echo "nvshmem-build: $f lacks NVSHMEM's globals" >&2; exit 1; }
 done
+# Read the listing whole: grep -q would stop early, and with pipefail the
+# SIGPIPE of cuobjdump would read as "missing".
+ring_elf=$(cuobjdump -elf "$out/ring.cubin")
 for k in ring_put ring_read; do
-	cuobjdump -elf "$out/ring.cubin" | grep -q "$k" || { echo "nvshmem-build: ring.cubin lacks $k" >&2; exit 1; }
+	grep -q "$k" <<<"$ring_elf" || { echo "nvshmem-build: ring.cubin lacks $k" >&2; exit 1; }
 done
 
 if [ "${NATIVE:-0}" = 1 ]; then
