@@ -211,13 +211,21 @@ func (b *Backend) SetCurrent(index int) error {
 
 // Synchronize waits for all work on device index (-1: the current device).
 func (b *Backend) Synchronize(index int) error {
-	s, d, err := b.enter(index)
+	s, d, err := b.device(index)
 	if err != nil {
 		return err
 	}
-	err = s.api.synchronize()
-	leave()
+	sel, err := s.selector(d)
 	if err != nil {
+		return err
+	}
+	// One transition to C for both calls, on one thread: no locked
+	// goroutine, half the cgocall cost (see ccallThen).
+	selected, synced := s.api.selectThenSynchronize(sel.args[:])
+	if err := s.api.check(selected); err != nil {
+		return s.opErr(s.api.selectOp(), d, err)
+	}
+	if err := s.api.check(synced); err != nil {
 		return s.opErr(OpSynchronize, d, err)
 	}
 	return nil

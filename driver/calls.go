@@ -172,7 +172,13 @@ func (a *api) current() (sel uintptr, ok bool, err error) {
 	return c, true, a.check(code(r))
 }
 
-func (a *api) synchronize() error { return a.check(a.call0(OpSynchronize)) }
+// selectThenSynchronize selects a device (makeCurrent's call) and
+// synchronizes it in one transition to C, on one thread: the codes of both
+// (the second 0 when the selection failed). It allocates nothing.
+func (a *api) selectThenSynchronize(sel []uintptr) (selected, synced int) {
+	r1, r2 := ccallThen(a.addr[a.selectOp()], sel, a.addr[OpSynchronize])
+	return code(r1), code(r2)
+}
 
 func (a *api) memGetInfo() (free, total uint64, err error) {
 	r, _, _ := purego.SyscallN(a.addr[OpMemGetInfo], uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
