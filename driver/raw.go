@@ -119,9 +119,6 @@ func code(r uintptr) int { return int(int32(uint32(r))) }
 // a helper in between would lose that guarantee.
 func (a *api) callList(op Op, args []uintptr) int { return code(ccall(a.addr[op], args)) }
 
-// call0 runs an operation of no arguments.
-func (a *api) call0(op Op) int { return code(ccall(a.addr[op], nil)) }
-
 // ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
