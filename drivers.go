@@ -98,7 +98,9 @@ func (s *shim) checkRoute() error {
 		if !ok {
 			continue
 		}
-		if _, err := fl.Route(); errors.Is(err, flagos.ErrBadChoice) || errors.Is(err, flagos.ErrUnknownBackend) {
+		// CheckChoice probes nothing: the route is decided when first
+		// needed (the alias asks cuda first, flagos only without CUDA).
+		if err := fl.CheckChoice(); errors.Is(err, flagos.ErrBadChoice) || errors.Is(err, flagos.ErrUnknownBackend) {
 			return fmt.Errorf("%w: %w", ErrBadSetting, err)
 		}
 	}

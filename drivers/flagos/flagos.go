@@ -149,6 +149,29 @@ func (b *Backend) computeRoute() *route {
 	if b.devs == nil {
 		return &route{choice: choiceName(auto, name), err: fmt.Errorf("%w: flagos.New was given no device registry", ErrNoRoute), why: "no registry"}
 	}
+	vendors, names := b.vendors()
+	if auto {
+		return b.routeAuto(vendors)
+	}
+	r := &route{choice: string(name)}
+	vb, ok := vendors[name]
+	if !ok {
+		r.why = "not registered"
+		r.err = unknownChoice(name, names)
+		return r
+	}
+	res := vb.Available()
+	if !usable(res) {
+		r.why = "not available"
+		r.err = fmt.Errorf("%w: %s=%s: %s is not available: %s", ErrNoRoute, EnvVar, name, name, describe(res))
+		return r
+	}
+	return b.finish(r, vb, "chosen by "+EnvVar+": "+describe(res))
+}
+
+// vendors are the registered vendor backends (every one but cpu and
+// flagos), by type, and their names in registration order.
+func (b *Backend) vendors() (map[device.Type]device.Backend, []string) {
 	vendors := map[device.Type]device.Backend{}
 	var names []string
 	for _, vb := range b.devs.Backends() {
@@ -159,27 +182,36 @@ func (b *Backend) computeRoute() *route {
 		vendors[t] = vb
 		names = append(names, string(t))
 	}
-	if auto {
-		return b.routeAuto(vendors)
+	return vendors, names
+}
+
+// unknownChoice is the error of a FLAGOS_BACKEND naming no registered backend.
+func unknownChoice(name device.Type, registered []string) error {
+	list := "none besides cpu and flagos"
+	if len(registered) > 0 {
+		list = strings.Join(registered, ", ")
 	}
-	r := &route{choice: string(name)}
-	vb, ok := vendors[name]
-	if !ok {
-		list := "none besides cpu and flagos"
-		if len(names) > 0 {
-			list = strings.Join(names, ", ")
-		}
-		r.why = "not registered"
-		r.err = unknownBackend{fmt.Errorf("%w: %s=%s names no registered backend (registered: %s)", ErrNoRoute, EnvVar, name, list)}
-		return r
+	return unknownBackend{fmt.Errorf("%w: %s=%s names no registered backend (registered: %s)", ErrNoRoute, EnvVar, name, list)}
+}
+
+// CheckChoice validates FLAGOS_BACKEND as Route would, without routing:
+// an error matching ErrBadChoice for a value that is not a choice, or
+// ErrUnknownBackend for a name no backend is registered under; nil for auto
+// or a registered name. It probes nothing, so a caller that only needs to
+// refuse a bad setting (Init does) does not make the route ask every
+// vendor's driver before it is needed.
+func (b *Backend) CheckChoice() error {
+	auto, name, err := ParseChoice(b.getenv(EnvVar))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoRoute, err)
 	}
-	res := vb.Available()
-	if !usable(res) {
-		r.why = "not available"
-		r.err = fmt.Errorf("%w: %s=%s: %s is not available: %s", ErrNoRoute, EnvVar, name, name, describe(res))
-		return r
+	if auto || b.devs == nil {
+		return nil
 	}
-	return b.finish(r, vb, "chosen by "+EnvVar+": "+describe(res))
+	if vendors, names := b.vendors(); vendors[name] == nil {
+		return unknownChoice(name, names)
+	}
+	return nil
 }
 
 func (b *Backend) routeAuto(vendors map[device.Type]device.Backend) *route {

@@ -537,3 +537,39 @@ func BenchmarkAvailable(b *testing.B) {
 		_ = be.Available()
 	}
 }
+
+// TestCheckChoice: CheckChoice refuses what Route would refuse as a bad
+// setting, accepts the rest, and asks no vendor anything: Init validates
+// FLAGOS_BACKEND with it, so the route (and every vendor's driver) is not
+// probed before the alias needs it.
+func TestCheckChoice(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        error // nil: accepted
+	}{
+		{"unset means auto", "", nil},
+		{"auto", "auto", nil},
+		{"a registered vendor", "musa", nil},
+		{"a malformed name", "mu sa", flagos.ErrBadChoice},
+		{"flagos itself", "flagos", flagos.ErrBadChoice},
+		{"not registered", "hip", flagos.ErrUnknownBackend},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cuda, musa := newFake(device.CUDA, 1, true, "ok"), newFake(device.MUSA, 2, true, "ok")
+			devs := registry(t, cuda, musa)
+			fl := flagos.New(devs, flagos.WithGetenv((&env{v: tc.value}).get))
+			require.NoError(t, devs.Register(fl))
+
+			err := fl.CheckChoice()
+			if tc.want == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tc.want)
+				assert.ErrorIs(t, err, flagos.ErrNoRoute, "the same error Route gives")
+				assert.Contains(t, err.Error(), flagos.EnvVar)
+			}
+			assert.Zero(t, cuda.availCalls.Load()+musa.availCalls.Load(), "CheckChoice probes no vendor")
+			assert.Zero(t, cuda.countCalls.Load()+musa.countCalls.Load())
+		})
+	}
+}
