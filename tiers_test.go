@@ -32,6 +32,9 @@ type tierSeen struct {
 	AliasActive bool
 	ParseCUDA1  string
 	AllocErr    string // an allocation on what cuda means, when asked (TIER_ALLOC)
+	// LoggedAtInit is the fake log named by TIER_LOG_AT_INIT as it was when
+	// Init returned, before the child asked any backend anything.
+	LoggedAtInit []string
 }
 
 // TestTierChild runs Init under the environment its parent chose and
@@ -46,6 +49,11 @@ func TestTierChild(t *testing.T) {
 	seen.Elapsed = time.Since(start)
 	if err != nil {
 		seen.InitErr = err.Error()
+	}
+	if p := os.Getenv("TIER_LOG_AT_INIT"); p != "" {
+		if b, err := os.ReadFile(p); err == nil {
+			seen.LoggedAtInit = strings.Fields(string(b))
+		}
 	}
 	if rep != nil {
 		seen.Probe = string(rep.Probe)
@@ -122,6 +130,20 @@ func TestProbeTiers(t *testing.T) {
 		assert.Equal(t, "exact", seen.Backends["musa"].Tier)
 		assert.Contains(t, log, "init", "muInit ran in the process")
 		assert.True(t, seen.AliasActive)
+	})
+	t.Run("exact with CUDA present opens no other vendor's library in Init", func(t *testing.T) {
+		// The alias asks cuda first; flagos's route (musa, hip, ...) is
+		// decided only where there is no usable CUDA. Validating
+		// FLAGOS_BACKEND must not decide it either.
+		others := filepath.Join(dltest.PrivateDir(t), "others.log")
+		seen, _ := runTier(t, "FLAGOS_PROBE=exact", "FLAGOS_LIBCUDA_PATH="+fakes.cuda,
+			"FLAGOS_LIBMUSA_PATH="+fakes.musa, "FLAGOS_LIBHIP_PATH="+fakes.hip,
+			"FAKE_MUSA_LOG="+others, "FAKE_HIP_LOG="+others, "TIER_LOG_AT_INIT="+others)
+		require.Empty(t, seen.InitErr)
+		assert.True(t, seen.Backends["cuda"].Available, seen.Backends["cuda"].Reason)
+		assert.False(t, seen.AliasActive)
+		assert.Empty(t, seen.LoggedAtInit, "Init opened musa's or hip's library although CUDA answered")
+		assert.True(t, seen.Backends["musa"].Available, "asked later, musa still answers")
 	})
 	t.Run("presence never initializes a driver", func(t *testing.T) {
 		// No MTML and no /dev/mtgpu* here: the presence tier finds no MUSA

@@ -3,12 +3,16 @@
 #include "textflag.h"
 
 // ctramp calls block.fn(block.args[0..10]) with the C calling convention
-// and stores the integer result in block.r1. The block (ccall_fast.go):
+// and stores the integer result in block.r1. When block.then is not 0 and
+// fn's 32-bit result is 0 (success), it then calls block.then() on the same
+// thread, in the same transition to C, and stores its result in block.r2:
+// "make this device's context current, then synchronize" costs one
+// runtime.cgocall and needs no locked OS thread. The block (ccall_fast.go):
 //	0   fn
-//	8   then (ctramp2 only)
+//	8   then (0: none)
 //	16  args[0] .. 96 args[10]
 //	104 r1
-//	112 r2 (ctramp2 only)
+//	112 r2 (0 when then did not run)
 // runtime.cgocall runs it on the system stack with the block's address in
 // DI. The frame (48 bytes and the saved BP) keeps SP 16-byte aligned at the
 // CALL; args[6..10] go to the stack, the block's address to 40(SP).
@@ -38,35 +42,15 @@ TEXT ctramp<>(SB), NOSPLIT, $48
 	CALL R10
 	MOVQ 40(SP), R11
 	MOVQ AX, 104(R11)
-	RET
-
-// ctramp2 calls block.fn(block.args[0..5]) and, when its 32-bit result is 0
-// (success), block.then() on the same thread, in the same transition to C:
-// "make this device's context current, then synchronize" costs one
-// runtime.cgocall instead of two, and needs no locked OS thread. r1 gets
-// fn's result, r2 then's (left 0 when then did not run).
-GLOBL ·ctramp2ABI0(SB), NOPTR|RODATA, $8
-DATA ·ctramp2ABI0(SB)/8, $ctramp2<>(SB)
-TEXT ctramp2<>(SB), NOSPLIT, $48
-	MOVQ DI, 40(SP)
-	MOVQ DI, R11
-	MOVQ 16(R11), DI
-	MOVQ 24(R11), SI
-	MOVQ 32(R11), DX
-	MOVQ 40(R11), CX
-	MOVQ 48(R11), R8
-	MOVQ 56(R11), R9
-	MOVQ 0(R11), R10
-	XORL AX, AX
-	CALL R10
-	MOVQ 40(SP), R11
-	MOVQ AX, 104(R11)
+	MOVQ 8(R11), R10
+	TESTQ R10, R10
+	JEQ done
 	TESTL AX, AX
 	JNE done
-	MOVQ 8(R11), R10
 	XORL AX, AX
 	CALL R10
 	MOVQ 40(SP), R11
 	MOVQ AX, 112(R11)
 done:
 	RET
+

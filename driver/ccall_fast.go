@@ -15,14 +15,13 @@ import "unsafe"
 // cblock is the trampoline's argument block; its layout is the assembly's.
 type cblock struct {
 	fn   uintptr
-	then uintptr // ctramp2: called after fn succeeds
+	then uintptr // called after fn succeeds; 0: none
 	args [11]uintptr
 	r1   uintptr
-	r2   uintptr // ctramp2: then's result
+	r2   uintptr // then's result
 }
 
-// The trampolines' addresses, set in ccall_amd64.s.
-var ctrampABI0, ctramp2ABI0 uintptr
+var ctrampABI0 uintptr // the trampoline's address, set in ccall_amd64.s
 
 //go:linkname runtime_cgocall runtime.cgocall
 //go:noescape
@@ -40,17 +39,14 @@ func ccall(fn uintptr, args []uintptr) uintptr {
 	return b.r1
 }
 
-// ccallThen calls fn with at most 6 value arguments and, when it returns 0,
-// then with none, both on one OS thread in one transition to C; r2 is 0
-// when then did not run. A device's context made current by fn is thus
-// current for then without locking the goroutine to its thread.
+// ccallThen is ccall, then, when fn returned 0, a call of then with no
+// arguments, both on one OS thread in one transition to C; r2 is 0 when
+// then did not run. A device's context made current by fn is thus current
+// for then without locking the goroutine to its thread.
 func ccallThen(fn uintptr, args []uintptr, then uintptr) (r1, r2 uintptr) {
-	if len(args) > 6 {
-		panic("driver: ccallThen takes at most 6 arguments")
-	}
 	var b cblock
 	b.fn, b.then = fn, then
 	copy(b.args[:], args)
-	runtime_cgocall(ctramp2ABI0, unsafe.Pointer(&b))
+	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
 	return b.r1, b.r2
 }
