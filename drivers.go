@@ -86,6 +86,10 @@ func (s *shim) registerBackend(b device.Backend) error {
 	if err := s.probes.Register(string(b.Type()), b.Available); err != nil {
 		return fmt.Errorf("flagshim: the %s backend is registered but its probe is not: %w", b.Type(), err)
 	}
+	if s.cfg.probeAll {
+		// The backend's own once makes the later asks wait for this one.
+		go b.Available()
+	}
 	return nil
 }
 

@@ -50,6 +50,7 @@ type config struct {
 	tier       driver.Tier // WithProbe: beats FLAGOS_PROBE
 	defTier    driver.Tier // WithDefaultProbe: when FLAGOS_PROBE is unset
 	noChildren bool
+	probeAll   bool // WithEveryProbe
 }
 
 // WithLogger sets the logger flagshim and its drivers log to. Without it the
@@ -71,6 +72,17 @@ func WithDefaultProbe(t driver.Tier) Option { return func(c *config) { c.defTier
 // own (the C shared library inside a Python or C++ host): the isolated
 // tier, which re-executes the program, is then refused with a clear error.
 func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = true } }
+
+// WithEveryProbe makes Init start each built-in backend's probe (cuda,
+// musa, hip, flagos) as soon as its driver step has registered it, each on
+// a goroutine of its own, instead of
+// when the probe is first asked: for hosts that will show every backend
+// (the CLI's info, list and explain), which then wait for the slowest
+// driver rather than for all of them one after the other. Under the exact
+// tier this loads every vendor's library in the process even when CUDA
+// answers; without it, Init asks only what the alias rule needs (cuda,
+// then flagos's route when there is no CUDA).
+func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 
 // shim is one set of registries with its plan: the process has one (std);
 // tests make their own so that cases share no state.

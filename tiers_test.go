@@ -45,7 +45,11 @@ func TestTierChild(t *testing.T) {
 	}
 	var seen tierSeen
 	start := time.Now()
-	rep, err := flagshim.Init(context.Background())
+	var opts []flagshim.Option
+	if os.Getenv("TIER_EVERY") != "" {
+		opts = append(opts, flagshim.WithEveryProbe())
+	}
+	rep, err := flagshim.Init(context.Background(), opts...)
 	seen.Elapsed = time.Since(start)
 	if err != nil {
 		seen.InitErr = err.Error()
@@ -144,6 +148,19 @@ func TestProbeTiers(t *testing.T) {
 		assert.False(t, seen.AliasActive)
 		assert.Empty(t, seen.LoggedAtInit, "Init opened musa's or hip's library although CUDA answered")
 		assert.True(t, seen.Backends["musa"].Available, "asked later, musa still answers")
+	})
+	t.Run("every probe at once: the drivers initialize concurrently", func(t *testing.T) {
+		// cuda's fake init waits until hip's has run: asked one after the
+		// other (cuda first, as the alias does), cuda would fail after 10 s.
+		hipLog := filepath.Join(dltest.PrivateDir(t), "hip.log")
+		seen, _ := runTier(t, "FLAGOS_PROBE=exact", "TIER_EVERY=1", "FLAGOS_LIBCUDA_PATH="+fakes.cuda,
+			"FLAGOS_LIBMUSA_PATH="+fakes.musa, "FLAGOS_LIBHIP_PATH="+fakes.hip,
+			"FAKE_HIP_LOG="+hipLog, "FAKE_CUDA_INIT_AWAIT="+hipLog)
+		require.Empty(t, seen.InitErr)
+		for _, vendor := range []string{"cuda", "musa", "hip"} {
+			assert.True(t, seen.Backends[vendor].Available, "%s: %s", vendor, seen.Backends[vendor].Reason)
+		}
+		assert.False(t, seen.AliasActive)
 	})
 	t.Run("presence never initializes a driver", func(t *testing.T) {
 		// No MTML and no /dev/mtgpu* here: the presence tier finds no MUSA

@@ -105,6 +105,11 @@ func wantsHelp(args []string) bool {
 // initFlagshim is flagshim.Init; tests replace it.
 var initFlagshim = flagshim.Init
 
+// showsEveryBackend is for the commands that ask every backend (info,
+// list, explain): Init then starts all their probes at once, so the command
+// waits for the slowest driver rather than for their sum.
+func (s *session) showsEveryBackend() { s.opts = append(s.opts, flagshim.WithEveryProbe()) }
+
 // initialise checks the settings the CLI can check itself, then runs
 // flagshim.Init. A bad setting is an error of every command: it comes back
 // as bad, and nothing should be printed but the message. Otherwise a report

@@ -233,6 +233,7 @@ func runInfo(s *session, c *command, args []string) int {
 	if *asList {
 		return list(s)
 	}
+	s.showsEveryBackend()
 	rep, initErr, bad := s.initialise()
 	if bad != nil {
 		return fail(s.stderr, bad)
@@ -258,6 +259,7 @@ func runExplain(s *session, c *command, args []string) int {
 	if code, ok := noArgs(s, c, args); !ok {
 		return code
 	}
+	s.showsEveryBackend()
 	rep, initErr, bad := s.initialise()
 	if bad != nil {
 		return fail(s.stderr, bad)

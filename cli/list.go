@@ -12,6 +12,7 @@ import (
 // vendor backends' devices, then flagos's with the vendor device each one
 // routes to.
 func list(s *session) int {
+	s.showsEveryBackend()
 	if _, _, bad := s.initialise(); bad != nil {
 		return fail(s.stderr, bad)
 	}

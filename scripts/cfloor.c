@@ -103,6 +103,10 @@ int main(int argc, char **argv) {
 		for (long i = 0; i < iters; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuCtxSynchronize()); }
 		printf("BenchmarkC_Synchronize\t%ld\t%.2f ns/op\n", iters, (now() - t) / iters);
 
+		t = now();
+		for (long i = 0; i < iters; i++) CHECK(cuCtxSynchronize());
+		printf("BenchmarkC_SyncOnly\t%ld\t%.2f ns/op\n", iters, (now() - t) / iters);
+
 		long li = iters / 10;
 		t = now();
 		for (long i = 0; i < li; i++) CHECK(cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, NULL, args3, NULL));

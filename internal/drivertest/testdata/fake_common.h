@@ -21,6 +21,10 @@
  *   FAKE_LOG=/abs/file     append "load" when loaded and "init" per cuInit
  *   FAKE_INIT_SLEEP_MS=N   cuInit sleeps N ms first (a hanging driver)
  *   FAKE_INIT_CRASH=segv   cuInit crashes (segv: SIGSEGV; abort: SIGABRT)
+ *   FAKE_INIT_AWAIT=/abs/file  cuInit first waits until that file holds a line
+ *                          "init" (another fake's FAKE_LOG), at most 10 s, and
+ *                          returns 999 (*_ERROR_UNKNOWN) when it never does: a
+ *                          test then proves two drivers' inits overlapped
  *   FAKE_RAW_COUNT=N       cuDeviceGetCount answers N, unchecked (a broken driver)
  *
  * Modules and memory (module section below). Device memory is host memory
@@ -146,8 +150,27 @@ static int fake_ordinal(int dev) {
 	return i >= 0 && i < fake.count ? i : -1;
 }
 
+/* fake_await_init waits (at most 10 s) for path to hold a line "init". */
+static int fake_await_init(const char *path) {
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			char line[64];
+			int seen = 0;
+			while (!seen && fgets(line, sizeof line, f)) seen = !strcmp(line, "init\n");
+			fclose(f);
+			if (seen) return 1;
+		}
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 static int fake_init(unsigned int flags) {
 	fake_log("init");
+	const char *await = fake_getenv("INIT_AWAIT");
+	if (await && *await && !fake_await_init(await)) return 999;
 	if (fake.init_sleep_ms > 0) {
 		struct timespec ts = { fake.init_sleep_ms / 1000, (long)(fake.init_sleep_ms % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) != 0) {}
