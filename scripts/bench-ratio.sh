@@ -4,7 +4,7 @@
 # ratios the compute issue sets as goals (Launch <= 1.15x, Synchronize <=
 # 1.3x, SetCurrent <= 3x, all with 0 allocations).
 #
-#   scripts/bench-ratio.sh build       # here: .gpu/cfloor and .gpu/drivers_cuda.test
+#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/drivers_cuda.test, .gpu/driver.test
 #   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
 #
 # Each round runs the C program once and the Go benchmarks once (count 1),
@@ -17,7 +17,8 @@ build)
 	mkdir -p .gpu
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
-	ls -l .gpu/cfloor .gpu/drivers_cuda.test
+	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/driver.test ./driver
+	ls -l .gpu/cfloor .gpu/drivers_cuda.test .gpu/driver.test
 	;;
 run)
 	rounds=${2:-5}
@@ -29,6 +30,7 @@ run)
 		.gpu/cfloor drivers/cuda/testdata/gpu.ptx 200000 1 | tee -a "$log"
 		(cd drivers/cuda && ../../.gpu/drivers_cuda.test -test.run '^$' -test.bench 'GPU(SetCurrent|Synchronize|Launch)' \
 			-test.benchmem -test.count 1) | grep '^Benchmark' | tee -a "$log"
+		(cd driver && ../.gpu/driver.test -test.run '^$' -test.bench 'GPURaw' -test.benchmem -test.count 1) | grep '^Benchmark' | tee -a "$log"
 	done
 	echo "== medians of $rounds rounds (ns/op) and ratios" | tee -a "$log"
 	awk '
@@ -55,6 +57,11 @@ run)
 			row("Launch (8 args)", "BenchmarkGPULaunch8Args", "BenchmarkC_SetLaunch8Args", "1.15")
 			row("Launch (3) vs bare C", "BenchmarkGPULaunch3Args", "BenchmarkC_Launch3Args", "-")
 			row("Launch (8) vs bare C", "BenchmarkGPULaunch8Args", "BenchmarkC_Launch8Args", "-")
+			print "-- the transition alone (driver package, no backend), against the same C loops:"
+			row("raw set+sync, one call", "BenchmarkGPURawSetThenSync", "BenchmarkC_Synchronize", "-")
+			row("raw sync, locked thread", "BenchmarkGPURawSyncLocked", "BenchmarkC_SyncOnly", "-")
+			row("raw set current", "BenchmarkGPURawSetCurrent", "BenchmarkC_SetCurrent", "-")
+			row("raw SyscallN pair", "BenchmarkGPURawSyscallNPair", "BenchmarkC_Synchronize", "-")
 		}' "$log" | tee -a "$log"
 	;;
 *)

@@ -2,10 +2,23 @@
 ``cmd/libflagshim/flagshim.h``) through ctypes.
 
 The library is looked for at ``$FLAGSHIM_LIBRARY`` (an absolute path), else
-as ``libflagshim.so`` beside this package. Before it is loaded, the file and
-its folder are checked: a regular file (a folder), owned by root or by this
-user, not writable by group or others; anything else is refused, since
-loading a library runs its code in this process.
+as ``libflagshim.so`` beside this package. Before it is loaded, it is checked
+by the Go loader's rule (internal/dl/pathcheck.go, groups.go, elfcheck.go),
+since loading a library runs its code in this process:
+
+- the chain: the file, every folder from / down to it and every hop of the
+  symbolic links on the way (followed one at a time, at most 40) belong to
+  root or the effective user, and nobody else may write them: not
+  world-writable, not group-writable except by root's group or the owner's
+  user-private group (its one member is the owner, by the local /etc/passwd
+  and /etc/group only, never NSS); a sticky folder such as /tmp passes when
+  its next entry on the path belongs to root or the user;
+- the file: a regular file holding a well-formed ELF shared object (ET_DYN)
+  of this process's class, byte order and machine, its header tables inside
+  the file (only the ELF header is read).
+
+Anything else is refused with a LibraryError naming the component at fault
+and the fix.
 
 Loading it starts the Go runtime inside it on a thread of its own;
 ``flagshim_ready()`` waits for that start-up, after which the process may
@@ -16,9 +29,14 @@ raises :class:`~flagshim.errors.ForkError`.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
+import platform
+import re
 import stat
-from typing import Callable, NoReturn, Optional
+import struct
+import sys
+from typing import Callable, List, NoReturn, Optional
 
 from . import errors
 
@@ -68,22 +86,270 @@ def _refuse(path: str, why: str) -> NoReturn:
     raise errors.LibraryError(f"flagshim: refusing to load {path}: {why}")
 
 
-def _owners() -> set:
-    owners = {0}
-    for get in ("getuid", "geteuid"):
-        if hasattr(os, get):
-            owners.add(getattr(os, get)())
-    return owners
+# The symbolic links followed on one path at most (the kernel's MAXSYMLINKS).
+_MAX_HOPS = 40
+# What is read of /etc/passwd and /etc/group at most.
+_MAX_ACCOUNT_FILE = 16 << 20
+
+
+def _mode(mode: int) -> str:
+    """mode as Go's %#o writes it: 0755, 01777."""
+    return f"0{mode:o}" if mode else "0"
+
+
+def _fix_write(path: str, who: str) -> str:
+    bit = "o-w" if who == "anyone" else "g-w"
+    return f"chmod {bit} {path}, or move the library to a folder only root can write"
+
+
+def _private_group(gid: int, uid: int, passwd: str, group: str) -> bool:
+    """Whether group gid has exactly one member, the user uid (a user-private
+    group, as RHEL and Fedora create), by the contents of /etc/passwd and
+    /etc/group: no user but uid has it as primary group, its member list is
+    empty or names only that user, and uid is a member one way or the other.
+    Where the files do not tell (a NIS "+"/"-" line, a line it cannot read, a
+    user or group they do not list), the group is not trusted
+    (internal/dl/groups.go)."""
+
+    def uint32(s: str) -> Optional[int]:
+        return int(s) if re.fullmatch(r"[0-9]+", s) and int(s) < 1 << 32 else None
+
+    users, groups = [], []  # (name, uid, gid), (gid, members)
+    for text, rows in ((passwd, users), (group, groups)):
+        for line in text.split("\n"):
+            line = line.rstrip("\r")
+            if not line or line.startswith("#"):
+                continue
+            f = line.split(":")
+            if len(f) < 4 or line.startswith(("+", "-")) or not f[0]:
+                return False
+            if rows is users:
+                row = (f[0], uint32(f[2]), uint32(f[3]))
+            else:
+                row = (uint32(f[2]), [m for m in (m.strip(" \t\n\v\f\r") for m in f[3].split(",")) if m])
+            if None in row:
+                return False
+            rows.append(row)
+    owner = next((name for name, u, _ in users if u == uid), None)
+    members = next((m for g, m in groups if g == gid), None)
+    if owner is None or members is None:
+        return False
+    primary = [u for _, u, g in users if g == gid]
+    if any(u != uid for u in primary) or (members and members != [owner]):
+        return False
+    return bool(primary or members)
+
+
+def _host_private_group(euid: int) -> Callable[[int, int], bool]:
+    """_private_group by this host's /etc/passwd and /etc/group (never NSS),
+    read on first need and only when both pass the chain check themselves,
+    strictly: root and the user only, no group trusted."""
+    cache: list = []
+
+    def read(p: str) -> Optional[str]:
+        try:
+            _walk(p, euid, None)
+            with open(p, "rb") as f:
+                b = f.read(_MAX_ACCOUNT_FILE + 1)
+        except (OSError, errors.LibraryError):
+            return None
+        return b.decode("latin-1") if len(b) <= _MAX_ACCOUNT_FILE else None  # latin-1: byte for byte, as Go reads
+
+    def private(gid: int, uid: int) -> bool:
+        if not cache:
+            cache[:] = [read("/etc/passwd"), read("/etc/group")]
+        return None not in cache and _private_group(gid, uid, *cache)
+
+    return private
+
+
+def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -> str:
+    """Checks that the file at path, every folder from / down to it and every
+    hop of the symbolic links on the way belong to root or the effective user
+    euid, and that nobody else may write them: not world-writable, not
+    group-writable except by root's group or the owner's private group
+    (private(gid, uid); None trusts no such group), except a sticky folder
+    (such as /tmp) whose next entry on the path belongs to root or the user.
+    Links are followed here one hop at a time (a relative target against the
+    link's folder, an absolute one from /, at most _MAX_HOPS), so that every
+    folder a hop passes through is checked too; ".." goes back up one resolved
+    folder. Returns the path with every link resolved; raises LibraryError
+    naming the component at fault (internal/dl/pathcheck.go's checkChain)."""
+    hops: List[str] = []  # "link -> target" followed so far, for messages
+
+    def fail(why: str) -> NoReturn:
+        _refuse(path, why + (f" (checking {path} via {', '.join(hops)})" if hops else ""))
+
+    def kind(st: os.stat_result) -> str:
+        return "folder" if stat.S_ISDIR(st.st_mode) else "symlink" if stat.S_ISLNK(st.st_mode) else "file"
+
+    def writers(st: os.stat_result) -> str:
+        if st.st_mode & stat.S_IWOTH:
+            return "anyone"
+        if st.st_mode & stat.S_IWGRP and st.st_gid != 0 and not (private and private(st.st_gid, st.st_uid)):
+            return f"group {st.st_gid}"
+        return ""
+
+    def component(p: str) -> os.stat_result:
+        try:
+            return os.lstat(p)
+        except OSError as e:
+            fail(f"cannot check {p}: {e.strerror or e}")
+
+    def owner(p: str, st: os.stat_result) -> None:
+        if st.st_uid not in (0, euid):
+            fail(f"{kind(st)} {p} belongs to uid {st.st_uid}, neither root nor this process's user (uid {euid}), "
+                 f"who can replace it: chown root {p}, or move the library to a folder only root can write")
+
+    if not path.startswith("/"):
+        fail(f"{path!r} is not an absolute path")
+    if "\0" in path:
+        fail(f"{path!r} holds a NUL byte")
+    stack = [("/", component("/"))]  # the resolved folders so far, / first
+    owner(*stack[0])
+    todo = [n for n in path.split("/") if n]
+    while todo:
+        name = todo.pop(0)
+        if name in (".", ".."):
+            if name == ".." and len(stack) > 1:
+                stack.pop()
+            continue
+        parent, pst = stack[-1]
+        if not stat.S_ISDIR(pst.st_mode):
+            fail(f"{parent} is a {kind(pst)}, not a folder")
+        p = parent + name if parent == "/" else parent + "/" + name
+        st = component(p)
+        w = writers(pst)
+        mode = _mode(stat.S_IMODE(pst.st_mode))
+        if w and not pst.st_mode & stat.S_ISVTX:
+            fail(f"folder {parent} (mode {mode}) is writable by {w}, who can replace what it holds: {_fix_write(parent, w)}")
+        if w and st.st_uid not in (0, euid):
+            fail(f"folder {parent} (mode {mode}) is writable by {w} and sticky, but its entry {p} belongs to uid "
+                 f"{st.st_uid}, neither root nor this process's user (uid {euid}), who can replace it: move the "
+                 "library to a folder only root can write")
+        owner(p, st)
+        if not stat.S_ISLNK(st.st_mode):
+            stack.append((p, st))
+            continue
+        if len(hops) >= _MAX_HOPS:
+            fail(f"more than {_MAX_HOPS} symbolic links (a loop?): {os.strerror(errno.ELOOP)}")
+        try:
+            target = os.readlink(p)
+        except OSError as e:
+            fail(f"cannot read the symlink {p}: {e.strerror or e}")
+        if not target or "\0" in target:
+            fail(f"the symlink {p} has an empty or invalid target")
+        hops.append(f"{p} -> {target}")
+        if target.startswith("/"):
+            del stack[1:]
+        todo[:0] = [n for n in target.split("/") if n]
+    last, st = stack[-1]
+    if len(stack) == 1:
+        fail(f"{path} resolves to /, not a library file")
+    w = writers(st)
+    if w:
+        fail(f"{kind(st)} {last} (mode {_mode(stat.S_IMODE(st.st_mode))}) is writable by {w}: {_fix_write(last, w)}")
+    return last
+
+
+# ELF: the identification's offsets and values, e_type ET_DYN, and names of
+# the types and machines a message may show.
+_ELFCLASS = {0: "ELFCLASSNONE", 1: "ELFCLASS32", 2: "ELFCLASS64"}
+_ELFDATA = {0: "ELFDATANONE", 1: "ELFDATA2LSB", 2: "ELFDATA2MSB"}
+_ET = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
+_EM = {3: "EM_386", 8: "EM_MIPS", 20: "EM_PPC", 21: "EM_PPC64", 22: "EM_S390", 40: "EM_ARM", 62: "EM_X86_64",
+       183: "EM_AARCH64", 243: "EM_RISCV", 258: "EM_LOONGARCH"}
+# This process's machine where the Go loader knows it (internal/dl/arch_*.go);
+# elsewhere any machine passes.
+_HOST_EM = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
+
+
+def _check_elf(shown: str, real: str) -> None:
+    """Refuses real unless it is a regular file holding a well-formed ELF
+    shared object for this process: the identification (magic, class, byte
+    order, version) matches this process, the type is ET_DYN, the machine is
+    this process's (where known), and the program and section header tables
+    lie inside the file. It reads the ELF header only; the Go loader checks
+    the segments as well (internal/dl/elfcheck.go)."""
+    bits = struct.calcsize("P") * 8
+    host_class, host_data = (2 if bits == 64 else 1), (1 if sys.byteorder == "little" else 2)
+    host_em = _HOST_EM.get(platform.machine().lower()) if bits == 64 else None
+    try:
+        st = os.lstat(real)
+    except OSError as e:
+        _refuse(shown, f"cannot check {real}: {e.strerror or e}")
+    if not stat.S_ISREG(st.st_mode):
+        _refuse(shown, f"{real} is not a regular file (mode {_mode(st.st_mode)}); point to the library file itself")
+    try:
+        # O_NONBLOCK: a FIFO swapped in since the lstat still opens at once.
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        _refuse(shown, f"cannot open {real}: {e.strerror or e}")
+    try:
+        fst = os.fstat(fd)
+        head = os.pread(fd, 64, 0) if stat.S_ISREG(fst.st_mode) else b""
+    except OSError as e:
+        _refuse(shown, f"cannot read {real}: {e.strerror or e}")
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(fst.st_mode):
+        _refuse(shown, f"{real} is not a regular file (mode {_mode(fst.st_mode)})")
+    size = fst.st_size
+    ehdr, phent, shent = (64, 56, 64) if host_class == 2 else (52, 32, 40)
+
+    def why() -> Optional[str]:
+        if size < 16 or len(head) < 16:
+            return f"{size} bytes, too short for an ELF header (truncated?)"
+        if head[:4] != b"\x7fELF":
+            return f"not an ELF file (starts with {head[:4]!r})"
+        if head[4] != host_class:
+            return (f"ELF class {_ELFCLASS.get(head[4], head[4])}, but this process ({bits}-bit Python) needs "
+                    f"{_ELFCLASS[host_class]}")
+        if head[5] != host_data:
+            return f"byte order {_ELFDATA.get(head[5], head[5])}, but this process needs {_ELFDATA[host_data]}"
+        if head[6] != 1:
+            return f"ELF version {head[6]}, want EV_CURRENT (1)"
+        if len(head) < ehdr:
+            return f"{size} bytes, too short for an ELF header (truncated?)"
+        order = "<" if host_data == 1 else ">"
+        word = "Q" if host_class == 2 else "I"
+        (typ, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = struct.unpack(
+            f"{order}HHI{word}{word}{word}IHHHHHH", head[16:ehdr])
+        if typ != 3:
+            return f"ELF type {_ET.get(typ, typ)}, not a shared library (ET_DYN)"
+        if host_em is not None and machine != host_em:
+            return (f"built for {_EM.get(machine, machine)}, but this process ({platform.machine()}) runs on "
+                    f"{_EM[host_em]}")
+        if phnum == 0:
+            return "no program headers"
+        if phentsize != phent:
+            return f"program header size {phentsize}, want {phent}"
+        if phoff > size or phnum * phentsize > size - phoff:
+            return (f"program header table at {phoff:#x} ({phnum} entries) ends past the end of the file "
+                    f"({size} bytes): truncated or corrupt")
+        if shoff:
+            n = shnum or 1  # the real count is in section 0's sh_size
+            if shentsize != shent:
+                return f"section header size {shentsize}, want {shent}"
+            if shoff > size or n * shentsize > size - shoff:
+                return (f"section header table at {shoff:#x} ({n} entries) ends past the end of the file "
+                        f"({size} bytes): truncated or corrupt")
+        return None
+
+    w = why()
+    if w:
+        _refuse(shown, f"{w}; reinstall the library (or point to the right file)")
 
 
 def check(path: str) -> str:
-    """Checks that path (after symbolic links) is a regular file in a folder,
-    both owned by root or this user and writable by neither group nor
-    others, and returns the real path. Raises LibraryError saying why not."""
-    real = os.path.realpath(path)
+    """Checks path as the Go loader checks a library (_walk, then _check_elf)
+    and returns it with every link resolved. Raises LibraryError saying why
+    not."""
     try:
-        st = os.stat(real)
+        if path.startswith("/") and "\0" not in path:
+            os.stat(path)
     except FileNotFoundError:
+        real = os.path.realpath(path)
         hint = (
             f"build it with `CGO_ENABLED=1 go build -buildmode=c-shared -o {LIBRARY_NAME} ./cmd/libflagshim` "
             f"and set {LIBRARY_ENV} to its absolute path, or install the package with pip (which builds it)"
@@ -91,31 +357,11 @@ def check(path: str) -> str:
         if path == real:
             raise errors.LibraryError(f"flagshim: {path} not found: {hint}") from None
         raise errors.LibraryError(f"flagshim: {path} (-> {real}) not found: {hint}") from None
-    except OSError as e:
-        _refuse(real, f"cannot stat it: {e}")
-    owners = _owners()
-    shown = real if path == real else f"{path} (-> {real})"
-    if not stat.S_ISREG(st.st_mode):
-        _refuse(shown, "it is not a regular file")
-    if st.st_uid not in owners:
-        _refuse(shown, f"it is owned by uid {st.st_uid}, neither root nor this user")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        _refuse(shown, f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o}); chmod go-w it")
-    folder = os.path.dirname(real)
-    try:
-        dst = os.stat(folder)
-    except OSError as e:
-        _refuse(shown, f"cannot stat its folder {folder}: {e}")
-    if not stat.S_ISDIR(dst.st_mode):
-        _refuse(shown, f"its folder {folder} is not a directory")
-    if dst.st_uid not in owners:
-        _refuse(shown, f"its folder {folder} is owned by uid {dst.st_uid}, neither root nor this user")
-    if dst.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        _refuse(
-            shown,
-            f"its folder {folder} is writable by group or others (mode {stat.S_IMODE(dst.st_mode):04o}): "
-            "anyone could replace the library; move it to a private folder",
-        )
+    except OSError:
+        pass  # a link loop, say: the walk says what is wrong
+    euid = os.geteuid()
+    real = _walk(path, euid, _host_private_group(euid))
+    _check_elf(path if path == real else f"{path} (-> {real})", real)
     return real
 
 

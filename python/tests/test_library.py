@@ -1,8 +1,12 @@
 """Finding and loading libflagshim.so: FLAGSHIM_LIBRARY, the checks made
 before loading, and what is refused."""
 
+import json
 import os
+import platform
 import shutil
+import struct
+import sys
 import unittest
 
 import support
@@ -21,6 +25,29 @@ except Exception as e:
 """
 
 
+# Runs _lib._private_group on each case [gid, uid, passwd, group, want] and
+# reports what it answered.
+PRIVATE_GROUP = """
+import flagshim._lib as lib
+out([lib._private_group(gid, uid, passwd, group) for gid, uid, passwd, group, _ in json.loads(sys.argv[1])])
+"""
+
+# The ELF e_machine of this process's machine, where the check knows it.
+HOST_EM = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}.get(platform.machine().lower())
+
+
+def root_only(test):
+    if os.geteuid() != 0:
+        test.skipTest("needs root, to give a file to another user or group")
+
+
+def unused_gid():
+    """A gid that /etc/group does not list (so it is nobody's private group)."""
+    with open("/etc/group") as f:
+        used = {line.split(":")[2] for line in f if line.count(":") >= 3}
+    return next(g for g in range(54321, 1 << 20) if str(g) not in used)
+
+
 class TestLibrary(unittest.TestCase):
     def setUp(self):
         self.lib = support.library(self)
@@ -34,6 +61,19 @@ class TestLibrary(unittest.TestCase):
         shutil.copyfile(self.lib, dst)
         os.chmod(dst, mode)
         return dst
+
+    def elf_header(self, folder, e_type=3, e_machine=None):
+        """A file holding only a 64-byte ELF header (64-bit, little-endian)
+        of type e_type for machine e_machine (default this one's)."""
+        if sys.byteorder != "little" or struct.calcsize("P") != 8 or HOST_EM is None:
+            self.skipTest(f"the ELF fixtures are for 64-bit little-endian x86_64 or aarch64, not {platform.machine()}")
+        ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+        rest = struct.pack("<HHIQQQIHHHHHH", e_type, e_machine or HOST_EM, 1, 0, 64, 0, 0, 64, 56, 1, 64, 0, 0)
+        path = os.path.join(folder, "libflagshim.so")
+        with open(path, "wb") as f:
+            f.write(ident + rest)
+        os.chmod(path, 0o755)
+        return path
 
     def assertRefused(self, got, *words):
         self.assertEqual(got[0], "LibraryError", got)
@@ -58,11 +98,79 @@ class TestLibrary(unittest.TestCase):
         shared = os.path.join(d, "shared")
         lib = self.copy_into(shared)
         os.chmod(shared, 0o777)
-        self.assertRefused(self.load(lib), "writable by group or others", shared)
+        self.assertRefused(self.load(lib), f"folder {shared} (mode 0777) is writable by anyone", f"chmod o-w {shared}")
+
+    def test_world_writable_ancestor(self):
+        # Not only the library's own folder: every folder from / down.
+        d = support.private_dir()
+        shared = os.path.join(d, "shared")
+        lib = self.copy_into(os.path.join(shared, "sub"))
+        os.chmod(shared, 0o777)
+        self.assertRefused(self.load(lib), f"folder {shared} (mode 0777) is writable by anyone", f"chmod o-w {shared}")
+        os.chmod(shared, 0o755)
+        self.assertEqual(self.load(lib), ["ok", os.path.realpath(lib)])
+
+    def test_sticky_folder(self):
+        # A sticky world-writable folder (as /tmp) passes when the entry on
+        # the path belongs to this user or root: no one else can replace it.
+        d = support.private_dir()
+        pub = os.path.join(d, "pub")
+        lib = self.copy_into(pub)
+        os.chmod(pub, 0o1777)
+        self.assertEqual(self.load(lib), ["ok", os.path.realpath(lib)])
+
+    def test_sticky_folder_foreign_entry(self):
+        root_only(self)
+        d = support.private_dir()
+        pub = os.path.join(d, "pub")
+        lib = self.copy_into(pub)
+        os.chmod(pub, 0o1777)
+        os.chown(lib, 4321, -1)
+        self.assertRefused(self.load(lib), f"folder {pub} (mode 01777) is writable by anyone and sticky",
+                           f"its entry {lib} belongs to uid 4321")
+
+    def test_foreign_owned_folder(self):
+        root_only(self)
+        d = support.private_dir()
+        sub = os.path.join(d, "sub")
+        lib = self.copy_into(sub)
+        os.chown(sub, 4321, -1)
+        self.assertRefused(self.load(lib), f"folder {sub} belongs to uid 4321", f"chown root {sub}")
 
     def test_group_writable_file(self):
+        # Root's group may write it; a group that is not the owner's private
+        # one may not.
+        root_only(self)
         lib = self.copy_into(support.private_dir(), mode=0o775)
-        self.assertRefused(self.load(lib), "writable by group or others", "0775")
+        self.assertEqual(self.load(lib), ["ok", os.path.realpath(lib)])
+        gid = unused_gid()
+        os.chown(lib, -1, gid)
+        os.chmod(lib, 0o775)
+        self.assertRefused(self.load(lib), f"file {lib} (mode 0775) is writable by group {gid}", f"chmod g-w {lib}")
+
+    def test_private_group(self):
+        passwd = "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n"
+        group = "root:x:0:\nalice:x:1000:\n"
+        bob = "bob:x:1001:1000::/home/bob:/bin/sh\n"
+        cases = [
+            [1000, 1000, passwd, group, True],  # alice's primary group, nobody else's
+            [1000, 1000, passwd, "root:x:0:\nalice:x:1000:alice\n", True],  # listed as its member too
+            [1000, 1000, "# users\r\n" + passwd.replace("\n", "\r\n"), "\n" + group, True],  # comments, CRLF
+            [2000, 1000, passwd, group + "dev:x:2000:alice\n", True],  # its one member by the list
+            [2000, 1000, passwd, group + "dev:x:2000:\n", False],  # no member at all
+            [1000, 1000, passwd + bob, group, False],  # bob's primary group as well
+            [1000, 1000, passwd, "root:x:0:\nalice:x:1000:alice,bob\n", False],  # bob listed
+            [1000, 1001, passwd + "bob:x:1001:1001::/:/bin/sh\n", group, False],  # not bob's
+            [3000, 1000, passwd, group, False],  # a group the file does not list
+            [1000, 1002, passwd, group, False],  # a user it does not list
+            [1000, 1000, passwd + "+bob:x:1001:1001::/:/bin/sh\n", group, False],  # NIS in passwd
+            [1000, 1000, passwd, group + "+nis:x:3000:\n", False],  # NIS in group
+            [1000, 1000, passwd + "-bob:x:1001:1001::/:/bin/sh\n", group, False],
+            [1000, 1000, passwd + "carol:x:nope:1002::/:/bin/sh\n", group, False],  # a line it cannot read
+            [1000, 1000, passwd, group + "short:x\n", False],
+        ]
+        got = support.result(self, PRIVATE_GROUP, args=[json.dumps(cases)])
+        self.assertEqual(got, [c[4] for c in cases], [c[:2] + [c[4]] for c in cases])
 
     def test_not_a_regular_file(self):
         d = support.private_dir()
@@ -76,9 +184,69 @@ class TestLibrary(unittest.TestCase):
         os.chmod(shared, 0o777)
         link = os.path.join(d, "libflagshim.so")
         os.symlink(real, link)
-        self.assertRefused(self.load(link), shared)
+        self.assertRefused(self.load(link), f"folder {shared} (mode 0777) is writable by anyone",
+                           f"(checking {link} via {link} -> {real})")
         os.chmod(shared, 0o700)
         self.assertEqual(self.load(link), ["ok", real])
+
+    def test_symlink_hop_through_shared_folder(self):
+        # A link in the middle of the chain lies in a folder anyone may
+        # write: the target is safe, the way to it is not.
+        d = support.private_dir()
+        real = self.copy_into(os.path.join(d, "real"))
+        shared = os.path.join(d, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        middle = os.path.join(shared, "libflagshim.so")
+        os.symlink(real, middle)
+        link = os.path.join(d, "libflagshim.so")
+        os.symlink(middle, link)
+        self.assertRefused(self.load(link), f"folder {shared} (mode 0777) is writable by anyone",
+                           f"via {link} -> {middle}")
+
+    def test_relative_symlink(self):
+        # A relative target is resolved against the link's folder, ".." included.
+        d = support.private_dir()
+        real = self.copy_into(os.path.join(d, "real"))
+        os.mkdir(os.path.join(d, "links"))
+        link = os.path.join(d, "links", "libflagshim.so")
+        os.symlink("../real/./libflagshim.so", link)
+        self.assertEqual(self.load(link), ["ok", os.path.realpath(real)])
+
+    def test_symlink_loop(self):
+        d = support.private_dir()
+        a, b = os.path.join(d, "a.so"), os.path.join(d, "b.so")
+        os.symlink("b.so", a)
+        os.symlink("a.so", b)
+        self.assertRefused(self.load(a), "more than 40 symbolic links (a loop?)", f"via {a} -> b.so, {b} -> a.so")
+
+    def test_not_elf(self):
+        d = support.private_dir()
+        path = os.path.join(d, "libflagshim.so")
+        with open(path, "w") as f:
+            f.write("INPUT(libflagshim.so.1)\n")  # a linker script, say
+        os.chmod(path, 0o755)
+        self.assertRefused(self.load(path), "not an ELF file", "reinstall the library")
+
+    def test_truncated_library(self):
+        d = support.private_dir()
+        path = os.path.join(d, "libflagshim.so")
+        with open(self.lib, "rb") as src, open(path, "wb") as dst:
+            dst.write(src.read(4096))
+        os.chmod(path, 0o755)
+        self.assertRefused(self.load(path), "ends past the end of the file (4096 bytes): truncated or corrupt")
+
+    def test_elf_for_another_machine(self):
+        d = support.private_dir()
+        other = 183 if HOST_EM == 62 else 62
+        path = self.elf_header(d, e_machine=other)
+        names = {62: "EM_X86_64", 183: "EM_AARCH64"}
+        self.assertRefused(self.load(path), f"built for {names[other]}", f"runs on {names[HOST_EM]}")
+
+    def test_elf_executable(self):
+        d = support.private_dir()
+        path = self.elf_header(d, e_type=2)
+        self.assertRefused(self.load(path), "ELF type ET_EXEC, not a shared library (ET_DYN)")
 
     def test_not_libflagshim(self):
         other = support.Fakes.build(self, "mtml")  # a shared library without flagshim's functions
