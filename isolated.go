@@ -42,34 +42,38 @@ type isolation struct {
 	timeout time.Duration
 	log     *zap.Logger
 
-	once    sync.Once
 	mu      sync.Mutex
-	results map[device.Type]chan driver.Facts
+	results map[device.Type]*isoChild
+}
+
+// isoChild is one vendor's child: started once, its answer kept for every
+// reader.
+type isoChild struct {
+	start sync.Once
+	ch    chan driver.Facts
 }
 
 func newIsolation(timeout time.Duration, log *zap.Logger) *isolation {
-	return &isolation{timeout: timeout, log: log, results: map[device.Type]chan driver.Facts{}}
+	return &isolation{timeout: timeout, log: log, results: map[device.Type]*isoChild{}}
 }
 
 // facts is the WithFacts function of vendor t: the first vendor asked
-// starts every vendor's child, in parallel; each waits for its own.
+// starts the child of every vendor registered so far, in parallel, and a
+// vendor registered later starts its own when asked (WithEveryProbe asks
+// each one as it registers); each waits for its own.
 func (iso *isolation) facts(t device.Type) func(*driver.Backend) driver.Facts {
+	c := &isoChild{ch: make(chan driver.Facts, 1)}
 	iso.mu.Lock()
-	iso.results[t] = make(chan driver.Facts, 1)
+	iso.results[t] = c
 	iso.mu.Unlock()
 	return func(*driver.Backend) driver.Facts {
-		iso.once.Do(func() {
-			iso.mu.Lock()
-			defer iso.mu.Unlock()
-			for vt, ch := range iso.results {
-				go func() { ch <- iso.probe(vt) }()
-			}
-		})
 		iso.mu.Lock()
-		ch := iso.results[t]
+		for vt, vc := range iso.results {
+			vc.start.Do(func() { go func() { vc.ch <- iso.probe(vt) }() })
+		}
 		iso.mu.Unlock()
-		f := <-ch
-		ch <- f // for a second reader
+		f := <-c.ch
+		c.ch <- f // for a second reader
 		return f
 	}
 }
