@@ -175,12 +175,13 @@ func (h *Hooks) remove(e *hookEntry) error {
 		ms.mu.Lock()
 		h.mu.Lock()
 		_, still := e.mods[ms] // else Release or a rollback finalized it meanwhile
+		last := false
 		if still {
 			delete(e.mods, ms)
 			ms.applied = slices.DeleteFunc(slices.Clone(ms.applied), func(x *hookEntry) bool { return x == e })
 			if len(ms.applied) == 0 && !ms.gone {
 				ms.gone = true
-				delete(h.mods, ms.key)
+				last = true
 			}
 		}
 		h.mu.Unlock()
@@ -188,6 +189,16 @@ func (h *Hooks) remove(e *hookEntry) error {
 			if err := call(e, ms.m, "finalize", e.hook.Finalize); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if last {
+			// Forgotten only after its finalize: a Release meanwhile
+			// finds it, waits on ms.mu for the finalize, and returns
+			// after it (the driver unloads the module only then).
+			h.mu.Lock()
+			if h.mods[ms.key] == ms {
+				delete(h.mods, ms.key)
+			}
+			h.mu.Unlock()
 		}
 		ms.mu.Unlock()
 	}
@@ -276,7 +287,7 @@ func (h *Hooks) Apply(m Module) error {
 		h.mu.Unlock()
 		return nil
 	}
-	if _, dup := h.mods[key]; dup {
+	if old, dup := h.mods[key]; dup && !old.gone {
 		h.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrModuleApplied, m.Label())
 	}
