@@ -128,6 +128,9 @@ func (b *Backend) openLibrary(p *progress) (ls *libState) {
 			ls.api, ls.err, ls.reason = nil, errors.New("panic"), fmt.Sprintf("%s: loading the driver panicked: %v", v.Type, r)
 		}
 	}()
+	if skipped, ok := b.withoutNodes(); ok {
+		return skipped
+	}
 	p.at("dlopen " + v.Library.Name)
 	lib, err := dl.Open(b.spec())
 	if err != nil {

@@ -76,6 +76,14 @@ type Library struct {
 	EnvVar  string   // the override variable: FLAGOS_LIBCUDA_PATH
 	Sonames []string // "libcuda.so.1", "libcuda.so"
 	Dirs    []string // absolute folders, in order; filepath.Glob patterns allowed
+	// Nodes are the device nodes without which the runtime finds no device
+	// (HIP: "/dev/kfd", which every ROCm and DTK process opens). When the
+	// library would come from the search and none of them is a character
+	// device, it is not loaded: its init could only report no device, and
+	// loading it costs tens of milliseconds (libamdhip64 pulls in the HSA
+	// runtime and LLVM). An override (EnvVar) is always loaded. Empty: no
+	// such rule.
+	Nodes []string
 }
 
 // Result is what one result code means.

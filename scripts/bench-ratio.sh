@@ -4,8 +4,16 @@
 # ratios the compute issue sets as goals (Launch <= 1.15x, Synchronize <=
 # 1.3x, SetCurrent <= 3x, all with 0 allocations).
 #
-#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/drivers_cuda.test, .gpu/driver.test
+#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/driver.test
 #   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
+#   scripts/bench-ratio.sh paired [N]  # there: the paired benchmark, N counts (default 5)
+#
+# paired is the measurement of record: drivers/cuda's BenchmarkGPUPaired
+# calls the C floor's loops (libcfloor.so) from the Go process in slices
+# that alternate with the Go backend's, so the driver's own drift between
+# seconds cancels; run's separate processes show that drift (the C floor
+# alone varies by up to 2x between rounds) and stay for the raw transition
+# rows.
 #
 # Each round runs the C program once and the Go benchmarks once (count 1),
 # so both see the machine in the same state; the medians of the rounds are
@@ -16,9 +24,41 @@ case ${1:-} in
 build)
 	mkdir -p .gpu
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl
+	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/driver.test ./driver
-	ls -l .gpu/cfloor .gpu/drivers_cuda.test .gpu/driver.test
+	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/driver.test
+	;;
+paired)
+	counts=${2:-5}
+	logs=${OUT:-.gpu/logs}
+	mkdir -p "$logs"
+	log=$logs/bench-paired.log
+	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$PWD/../../.gpu/libcfloor.so ../../.gpu/drivers_cuda.test -test.run '^$' \
+		-test.bench 'GPUPaired' -test.benchmem -test.benchtime 2s -test.count "$counts") | tee "$log" | grep '^Benchmark'
+	echo "== medians of $counts counts: Go ns/op, C ns/op, the median of the slices' Go/C ratios"
+	awk '
+		/^BenchmarkGPUPaired/ {
+			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkGPUPaired\//, "", name)
+			for (i = 1; i <= NF; i++) {
+				if ($(i+1) == "ns/op") g[name, ++n[name]] = $i
+				if ($(i+1) == "c-ns/op") c[name, n[name]] = $i
+				if ($(i+1) == "go/c") r[name, n[name]] = $i
+			}
+			if (!(name in seen)) { seen[name] = 1; order[++k] = name }
+		}
+		function median(arr, name,   m, i, j, t, a) {
+			m = n[name]; for (i = 1; i <= m; i++) a[i] = arr[name, i]
+			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+		}
+		END {
+			goal["SetCurrent"] = 3; goal["Synchronize"] = 1.3; goal["Launch3Args"] = 1.15; goal["Launch8Args"] = 1.15
+			for (i = 1; i <= k; i++) {
+				x = order[i]
+				printf "%-12s Go %9.1f  C %9.1f  Go/C %5.2f (goal <= %s)\n", x, median(g, x), median(c, x), median(r, x), goal[x]
+			}
+		}' "$log" | tee -a "$log"
 	;;
 run)
 	rounds=${2:-5}
@@ -65,7 +105,7 @@ run)
 		}' "$log" | tee -a "$log"
 	;;
 *)
-	echo "usage: scripts/bench-ratio.sh build | run [rounds]" >&2
+	echo "usage: scripts/bench-ratio.sh build | run [rounds] | paired [counts]" >&2
 	exit 2
 	;;
 esac

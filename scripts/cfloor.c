@@ -9,6 +9,14 @@
  * is opened as $FLAGOS_LIBCUDA_PATH or libcuda.so.1. No CUDA headers are
  * needed: the few prototypes are written here. Build: cc -O2 -o cfloor
  * scripts/cfloor.c -ldl
+ *
+ * Built with -DCFLOOR_LIB -shared -fPIC it is libcfloor.so instead, the
+ * same loops for drivers/cuda's BenchmarkGPUPaired, which calls them from
+ * the Go process in short slices alternating with the Go backend's own, so
+ * both see the machine in the same state:
+ *
+ *   int  cfloor_open(const char *ptx);   0, or the CUresult that failed
+ *   long cfloor_slice(int op, long n);   ns that n of op took (enum op below)
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -31,9 +39,9 @@ static CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
 
 static void *sym(void *lib, const char *name) {
-	void *p = dlsym(lib, name);
-	if (!p) { fprintf(stderr, "cfloor: %s: %s\n", name, dlerror()); exit(1); }
-	return p;
+	void *f = dlsym(lib, name);
+	if (!f) fprintf(stderr, "cfloor: %s: %s\n", name, dlerror());
+	return f;
 }
 
 #define CHECK(call) do { CUresult r_ = (call); if (r_) { fprintf(stderr, "cfloor: %s returned %d\n", #call, r_); exit(1); } } while (0)
@@ -56,75 +64,101 @@ static char *slurp(const char *path) {
 	return b;
 }
 
+enum op { OP_SET_CURRENT, OP_SYNCHRONIZE, OP_SYNC_ONLY, OP_SET_LAUNCH3, OP_SET_LAUNCH8, OP_LAUNCH3, OP_LAUNCH8 };
+
+static int dev;
+static CUcontext ctx;
+static CUmodule mod;
+static CUfunction nop3, nop8;
+static CUdeviceptr p, a0, a1, a4, a5;
+static unsigned a2 = 1000, a3 = 7;
+static float a6 = 0.5f;
+static double a7 = 2.5;
+static void *args3[] = {&a0, &a1, &a2};
+static void *args8[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &a7};
+
+/* setup opens libcuda, makes device 0's primary context current, loads the
+ * PTX and allocates the kernels' buffer; 0 or the failing CUresult (-1: the
+ * library or a symbol is missing). */
+static int setup(const char *ptx) {
+	const char *path = getenv("FLAGOS_LIBCUDA_PATH");
+	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) { fprintf(stderr, "cfloor: %s\n", dlerror()); return -1; }
+	if (!(cuInit = sym(lib, "cuInit")) || !(cuDeviceGet = sym(lib, "cuDeviceGet")) ||
+	    !(cuDevicePrimaryCtxRetain = sym(lib, "cuDevicePrimaryCtxRetain")) ||
+	    !(cuCtxSetCurrent = sym(lib, "cuCtxSetCurrent")) || !(cuCtxSynchronize = sym(lib, "cuCtxSynchronize")) ||
+	    !(cuModuleLoadData = sym(lib, "cuModuleLoadData")) || !(cuModuleGetFunction = sym(lib, "cuModuleGetFunction")) ||
+	    !(cuMemAlloc = sym(lib, "cuMemAlloc_v2")) || !(cuLaunchKernel = sym(lib, "cuLaunchKernel")))
+		return -1;
+	CUresult r;
+	if ((r = cuInit(0)) || (r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
+	    (r = cuCtxSetCurrent(ctx)) || (r = cuModuleLoadData(&mod, slurp(ptx))) ||
+	    (r = cuModuleGetFunction(&nop3, mod, "nop3")) || (r = cuModuleGetFunction(&nop8, mod, "nop8")) ||
+	    (r = cuMemAlloc(&p, 64)))
+		return r;
+	a0 = p, a1 = p + 8, a4 = 1ULL << 40, a5 = 3;
+	return 0;
+}
+
+/* slice times n of op; launches are drained after the clock stops. */
+static double slice(enum op op, long n) {
+	double t = now();
+	switch (op) {
+	case OP_SET_CURRENT:
+		for (long i = 0; i < n; i++) CHECK(cuCtxSetCurrent(ctx));
+		break;
+	case OP_SYNCHRONIZE:
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuCtxSynchronize()); }
+		break;
+	case OP_SYNC_ONLY:
+		CHECK(cuCtxSetCurrent(ctx));
+		t = now();
+		for (long i = 0; i < n; i++) CHECK(cuCtxSynchronize());
+		break;
+	case OP_SET_LAUNCH3:
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, NULL, args3, NULL)); }
+		break;
+	case OP_SET_LAUNCH8:
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuLaunchKernel(nop8, 1, 1, 1, 1, 1, 1, 0, NULL, args8, NULL)); }
+		break;
+	case OP_LAUNCH3:
+		CHECK(cuCtxSetCurrent(ctx));
+		t = now();
+		for (long i = 0; i < n; i++) CHECK(cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, NULL, args3, NULL));
+		break;
+	case OP_LAUNCH8:
+		CHECK(cuCtxSetCurrent(ctx));
+		t = now();
+		for (long i = 0; i < n; i++) CHECK(cuLaunchKernel(nop8, 1, 1, 1, 1, 1, 1, 0, NULL, args8, NULL));
+		break;
+	}
+	double dt = now() - t;
+	if (op >= OP_SET_LAUNCH3) CHECK(cuCtxSynchronize());
+	return dt;
+}
+
+#ifdef CFLOOR_LIB
+int cfloor_open(const char *ptx) { return setup(ptx); }
+long cfloor_slice(int op, long n) { return (long)slice((enum op)op, n); }
+#else
 int main(int argc, char **argv) {
 	if (argc < 2) { fprintf(stderr, "usage: cfloor PTX [iterations] [repeats]\n"); return 2; }
 	long iters = argc > 2 ? atol(argv[2]) : 200000;
 	int repeats = argc > 3 ? atoi(argv[3]) : 5;
-	const char *path = getenv("FLAGOS_LIBCUDA_PATH");
-	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) { fprintf(stderr, "cfloor: %s\n", dlerror()); return 1; }
-	cuInit = sym(lib, "cuInit");
-	cuDeviceGet = sym(lib, "cuDeviceGet");
-	cuDevicePrimaryCtxRetain = sym(lib, "cuDevicePrimaryCtxRetain");
-	cuCtxSetCurrent = sym(lib, "cuCtxSetCurrent");
-	cuCtxSynchronize = sym(lib, "cuCtxSynchronize");
-	cuModuleLoadData = sym(lib, "cuModuleLoadData");
-	cuModuleGetFunction = sym(lib, "cuModuleGetFunction");
-	cuMemAlloc = sym(lib, "cuMemAlloc_v2");
-	cuLaunchKernel = sym(lib, "cuLaunchKernel");
-
-	int dev;
-	CUcontext ctx;
-	CUmodule mod;
-	CUfunction nop3, nop8;
-	CUdeviceptr p;
-	CHECK(cuInit(0));
-	CHECK(cuDeviceGet(&dev, 0));
-	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CHECK(cuCtxSetCurrent(ctx));
-	CHECK(cuModuleLoadData(&mod, slurp(argv[1])));
-	CHECK(cuModuleGetFunction(&nop3, mod, "nop3"));
-	CHECK(cuModuleGetFunction(&nop8, mod, "nop8"));
-	CHECK(cuMemAlloc(&p, 64));
-
-	CUdeviceptr a0 = p, a1 = p + 8, a4 = 1ULL << 40, a5 = 3;
-	unsigned a2 = 1000, a3 = 7;
-	float a6 = 0.5f;
-	double a7 = 2.5;
-	void *args3[] = {&a0, &a1, &a2};
-	void *args8[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &a7};
-
+	int r0 = setup(argv[1]);
+	if (r0) { fprintf(stderr, "cfloor: setup failed: %d\n", r0); return 1; }
+	static const struct { enum op op; const char *name; int tenth; } loops[] = {
+		{OP_SET_CURRENT, "SetCurrent", 0}, {OP_SYNCHRONIZE, "Synchronize", 0}, {OP_SYNC_ONLY, "SyncOnly", 0},
+		{OP_LAUNCH3, "Launch3Args", 1}, {OP_SET_LAUNCH3, "SetLaunch3Args", 1},
+		{OP_LAUNCH8, "Launch8Args", 1}, {OP_SET_LAUNCH8, "SetLaunch8Args", 1},
+	};
 	for (int r = 0; r < repeats; r++) {
-		double t = now();
-		for (long i = 0; i < iters; i++) CHECK(cuCtxSetCurrent(ctx));
-		printf("BenchmarkC_SetCurrent\t%ld\t%.2f ns/op\n", iters, (now() - t) / iters);
-
-		t = now();
-		for (long i = 0; i < iters; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuCtxSynchronize()); }
-		printf("BenchmarkC_Synchronize\t%ld\t%.2f ns/op\n", iters, (now() - t) / iters);
-
-		t = now();
-		for (long i = 0; i < iters; i++) CHECK(cuCtxSynchronize());
-		printf("BenchmarkC_SyncOnly\t%ld\t%.2f ns/op\n", iters, (now() - t) / iters);
-
-		long li = iters / 10;
-		t = now();
-		for (long i = 0; i < li; i++) CHECK(cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, NULL, args3, NULL));
-		printf("BenchmarkC_Launch3Args\t%ld\t%.2f ns/op\n", li, (now() - t) / li);
-		CHECK(cuCtxSynchronize());
-		t = now();
-		for (long i = 0; i < li; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, NULL, args3, NULL)); }
-		printf("BenchmarkC_SetLaunch3Args\t%ld\t%.2f ns/op\n", li, (now() - t) / li);
-		CHECK(cuCtxSynchronize());
-		t = now();
-		for (long i = 0; i < li; i++) CHECK(cuLaunchKernel(nop8, 1, 1, 1, 1, 1, 1, 0, NULL, args8, NULL));
-		printf("BenchmarkC_Launch8Args\t%ld\t%.2f ns/op\n", li, (now() - t) / li);
-		CHECK(cuCtxSynchronize());
-		t = now();
-		for (long i = 0; i < li; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuLaunchKernel(nop8, 1, 1, 1, 1, 1, 1, 0, NULL, args8, NULL)); }
-		printf("BenchmarkC_SetLaunch8Args\t%ld\t%.2f ns/op\n", li, (now() - t) / li);
-		CHECK(cuCtxSynchronize());
+		for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++) {
+			long n = loops[l].tenth ? iters / 10 : iters;
+			printf("BenchmarkC_%s\t%ld\t%.2f ns/op\n", loops[l].name, n, slice(loops[l].op, n) / n);
+		}
 		fflush(stdout);
 	}
 	return 0;
 }
+#endif

@@ -30,7 +30,11 @@
 //   - With no device, hipInit succeeds and hipGetDeviceCount returns
 //     hipErrorNoDevice with a count of 0; the core reads that as zero devices.
 //     A runtime that cannot initialize (no access to /dev/kfd, say) answers
-//     hipErrorInvalidDevice to hipInit.
+//     hipErrorInvalidDevice to hipInit. So where /dev/kfd is not a character
+//     device the searched library is found and checked but not loaded
+//     (Library.Nodes): loading libamdhip64 maps the HSA runtime and LLVM,
+//     20-40 ms on a CUDA machine that happens to have ROCm installed, for an
+//     answer known in advance. FLAGOS_LIBHIP_PATH always loads its library.
 //   - There is no stub library and no stub result code (CUDA's 34).
 //   - hipGetDeviceProperties is a macro for hipGetDevicePropertiesR0600 since
 //     ROCm 6, and the exported plain symbol fills the ROCm 5 (R0000) struct

@@ -34,6 +34,9 @@ var Vendor = &driver.Vendor{
 		EnvVar:  EnvVar,
 		Sonames: []string{"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"},
 		Dirs:    []string{"/opt/rocm/lib", "/opt/rocm-*/lib", "/opt/dtk/lib", "/opt/dtk-*/lib", "/opt/dtk/hip/lib"},
+		// ROCr's thunk (libhsakmt) opens /dev/kfd to find any GPU, on AMD
+		// and Hygon alike: without it hipInit reports hipErrorNoDevice.
+		Nodes: []string{"/dev/kfd"},
 	},
 	Symbols:     Symbols,
 	Results:     Results,

@@ -77,6 +77,10 @@ const (
 	// cases about a library that is not there: on a machine with the real
 	// driver installed (the GPU machine) the real soname would be found.
 	absentEnv = "DRIVERTEST_ABSENT_SONAME"
+	// nodesEnv gives the child's Library.Nodes (":"-joined); unset, the
+	// child has none, so the vendor's own (HIP's /dev/kfd, absent on the
+	// machines that run these tests) does not keep its fake from loading.
+	nodesEnv = "DRIVERTEST_NODES"
 )
 
 // Build compiles the fake into a fresh private folder with the given -D
@@ -103,7 +107,10 @@ func (s *Suite) typ() device.Type   { return s.Vendor.Type }
 // never searches the system's folders.
 func (s *Suite) library() driver.Library {
 	l := s.Vendor.Library
-	l.Dirs = nil
+	l.Dirs, l.Nodes = nil, nil
+	if n := os.Getenv(nodesEnv); n != "" {
+		l.Nodes = strings.Split(n, ":")
+	}
 	if os.Getenv(absentEnv) != "" {
 		l.Sonames = []string{"lib" + string(s.typ()) + "-absent-drivertest.so.1"}
 	}

@@ -1,0 +1,137 @@
+//go:build gpu
+
+package cuda
+
+import (
+	"os"
+	"slices"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/flagos-ai/flagshim/device"
+)
+
+// BenchmarkGPUPaired measures each hot path against the C floor inside one
+// process, in short slices that alternate between the two: n calls made by
+// scripts/cfloor.c's loops (built as libcfloor.so, entered once per slice,
+// so the transition into it is spread over n calls), then n calls through
+// the Go backend, then the other order. Separate runs of the C program and
+// the Go benchmarks see the driver's own cost drift by up to 2x between
+// seconds (cuCtxSynchronize on an idle context took 284 ns in one round
+// and 556 ns in the next); paired slices a millisecond apart cancel that
+// drift, so their ratio is the Go backend's overhead alone.
+//
+// Each sub-benchmark reports ns/op (the median Go slice), c-ns/op (the
+// median C slice) and go/c (the median of the slices' ratios).
+// scripts/bench-ratio.sh paired builds the library and runs this with
+// FLAGSHIM_CFLOOR_LIB set.
+func BenchmarkGPUPaired(b *testing.B) {
+	path := os.Getenv("FLAGSHIM_CFLOOR_LIB")
+	if path == "" {
+		b.Skip("FLAGSHIM_CFLOOR_LIB is unset: build libcfloor.so with scripts/bench-ratio.sh build and run scripts/bench-ratio.sh paired")
+	}
+	be := gpuBackend(b)
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		b.Fatalf("FLAGSHIM_CFLOOR_LIB: %v", err)
+	}
+	sym := func(name string) uintptr {
+		p, err := purego.Dlsym(lib, name)
+		if err != nil {
+			b.Fatalf("%s: %v", path, err)
+		}
+		return p
+	}
+	open, slice := sym("cfloor_open"), sym("cfloor_slice")
+	ptx := append([]byte("testdata/gpu.ptx"), 0)
+	if rc, _, _ := purego.SyscallN(open, uintptr(unsafe.Pointer(&ptx[0]))); int32(rc) != 0 {
+		b.Fatalf("cfloor_open(testdata/gpu.ptx) = %d", int32(rc))
+	}
+
+	m, err := benchModule()
+	if err != nil {
+		b.Fatal(err)
+	}
+	nop3, err := m.Function("nop3")
+	if err != nil {
+		b.Fatal(err)
+	}
+	nop8, err := m.Function("nop8")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := be.Alloc(0, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Free(0, p)
+	args3 := []any{p, p + 8, uint32(1000)}
+	args8 := []any{p, p + 8, uint32(1000), uint32(7), uint64(1 << 40), uint64(3), float32(0.5), float64(2.5)}
+	launch := func(fn device.Function, args []any) func() error {
+		return func() error { return be.Launch(0, fn, one, one, 0, args...) }
+	}
+
+	// op numbers are scripts/cfloor.c's enum op.
+	for _, c := range []struct {
+		name   string
+		op     int
+		n      int
+		call   func() error
+		launch bool // drained after the clock stops, as the C loop does
+	}{
+		{"SetCurrent", 0, 20000, func() error { return be.SetCurrent(0) }, false},
+		{"Synchronize", 1, 2000, func() error { return be.Synchronize(0) }, false},
+		{"Launch3Args", 3, 200, launch(nop3, args3), true},
+		{"Launch8Args", 4, 200, launch(nop8, args8), true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			goSlice := func() float64 {
+				t := time.Now()
+				for range c.n {
+					if err := c.call(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				d := time.Since(t)
+				if c.launch {
+					if err := be.Synchronize(0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return float64(d.Nanoseconds()) / float64(c.n)
+			}
+			cSlice := func() float64 {
+				ns, _, _ := purego.SyscallN(slice, uintptr(c.op), uintptr(c.n))
+				return float64(ns) / float64(c.n)
+			}
+			var goNs, cNs, ratio []float64
+			for i := 0; b.Loop(); i++ {
+				var g, cc float64
+				if i%2 == 0 {
+					cc, g = cSlice(), goSlice()
+				} else {
+					g, cc = goSlice(), cSlice()
+				}
+				goNs, cNs, ratio = append(goNs, g), append(cNs, cc), append(ratio, g/cc)
+			}
+			b.ReportMetric(median(goNs), "ns/op")
+			b.ReportMetric(median(cNs), "c-ns/op")
+			b.ReportMetric(median(ratio), "go/c")
+		})
+	}
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
