@@ -4,7 +4,8 @@
 # ratios the compute issue sets as goals (Launch <= 1.15x, Synchronize <=
 # 1.3x, SetCurrent <= 3x, all with 0 allocations).
 #
-#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/driver.test
+#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/driver.test,
+#                                      # and for probe-bench.py and proc-split.py .gpu/flagshim, .gpu/cfloor-probe, .gpu/procsplit
 #   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
 #   scripts/bench-ratio.sh paired [N]  # there: the paired benchmark, N counts (default 5)
 #
@@ -27,7 +28,10 @@ build)
 	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/driver.test ./driver
-	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/driver.test
+	${CC:-cc} -O2 -Wall -o .gpu/cfloor-probe scripts/cfloor-probe.c -ldl
+	CGO_ENABLED=0 go build -trimpath -o .gpu/flagshim ./cmd/flagshim
+	CGO_ENABLED=0 go build -trimpath -o .gpu/procsplit ./scripts/procsplit
+	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/driver.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit
 	;;
 paired)
 	counts=${2:-5}

@@ -2,14 +2,24 @@
  * The C floor of an exact probe, whole process: dlopen libcuda, cuInit,
  * count the devices and read each one's name and memory, as `flagshim info`
  * with FLAGOS_PROBE=exact does at least. scripts/probe-bench.py times it
- * against flagshim and nvidia-smi -L. Build: cc -O2 -o cfloor-probe
- * scripts/cfloor-probe.c -ldl
+ * against flagshim and nvidia-smi -L; scripts/proc-split.py reads the
+ * "MONO <main start> <main end>" line it writes to stderr (CLOCK_MONOTONIC,
+ * ns) to split its cost into start-up, main and exit. Build: cc -O2 -o
+ * cfloor-probe scripts/cfloor-probe.c -ldl
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+static long long mono(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 int main(void) {
+	long long start = mono();
 	const char *path = getenv("FLAGOS_LIBCUDA_PATH");
 	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
@@ -28,5 +38,6 @@ int main(void) {
 		if (get(&d, i) || name(buf, sizeof buf, d) || mem(&bytes, d)) return 1;
 		printf("cuda:%d: %s (%zu bytes)\n", i, buf, bytes);
 	}
+	fprintf(stderr, "MONO %lld %lld\n", start, mono());
 	return 0;
 }

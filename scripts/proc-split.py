@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Where a whole process's exact probe spends its time: start-up, main, exit.
+
+probe-bench.py compares whole processes; this splits each into the time
+from spawn to main's first line, main itself, and from main's last line to
+the reaped exit, for the C floor (cfloor-probe), a bare Go program making
+the same calls through purego (procsplit raw: any Go program's floor),
+flagshim info under FLAGOS_PROBE=exact (procsplit cli info) and the Go runtime
+alone (procsplit noop). Each program writes "MONO <main start> <main end>"
+(CLOCK_MONOTONIC ns) to stderr; this script reads the same clock around
+spawn and wait. Rounds are interleaved, the order reversed every other
+round; medians in milliseconds.
+
+  scripts/proc-split.py [ROUNDS]     # from the repository root, .gpu/cfloor-probe and .gpu/procsplit built
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 25
+PS = os.path.abspath(".gpu/procsplit")
+CMDS = [
+    ("C floor (cfloor-probe)", [os.path.abspath(".gpu/cfloor-probe")], {}),
+    ("Go floor (procsplit raw)", [PS, "raw"], {}),
+    ("exact: flagshim info", [PS, "cli", "info"], {"FLAGOS_PROBE": "exact"}),
+    ("Go runtime alone", [PS, "noop"], {}),
+]
+
+
+def main():
+    parts = {name: ([], [], []) for name, _, _ in CMDS}
+    for r in range(ROUNDS):
+        for name, argv, extra in CMDS if r % 2 == 0 else CMDS[::-1]:
+            env = dict(os.environ)
+            env.update(extra)
+            spawn = time.monotonic_ns()
+            p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            reaped = time.monotonic_ns()
+            m = re.search(r"^MONO (\d+) (\d+)$", p.stderr, re.M)
+            if p.returncode != 0 or not m:
+                sys.exit(f"{name}: exit {p.returncode}, no MONO line: {p.stderr.strip()[:300]}")
+            begin, end = int(m.group(1)), int(m.group(2))
+            for acc, v in zip(parts[name], (begin - spawn, end - begin, reaped - end)):
+                acc.append(v / 1e6)
+    print(f"{'':26s} {'start':>7s} {'main':>7s} {'exit':>7s} {'total':>7s}   (ms, medians of {ROUNDS} interleaved rounds)")
+    med = {}
+    for name, _, _ in CMDS:
+        s, m, e = (statistics.median(x) for x in parts[name])
+        med[name] = (s, m, e, statistics.median([a + b + c for a, b, c in zip(*parts[name])]))
+        print(f"{name:26s} {s:7.1f} {m:7.1f} {e:7.1f} {med[name][3]:7.1f}")
+    c, g, f = med[CMDS[0][0]], med[CMDS[1][0]], med[CMDS[2][0]]
+    print()
+    print(f"flagshim info / C floor, whole process: {f[3] / c[3]:.3f} (goal <= 1.05)")
+    print(f"flagshim info / C floor, main only:     {f[1] / c[1]:.3f}")
+    print(f"Go floor / C floor, whole process:      {g[3] / c[3]:.3f} (what any Go program pays)")
+    print(f"flagshim info / Go floor, whole process: {f[3] / g[3]:.3f}")
+
+
+if __name__ == "__main__":
+    main()

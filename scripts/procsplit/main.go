@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
+
+	"github.com/flagos-ai/flagshim/cli"
+)
+
+func mono() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+func main() {
+	start := mono()
+	code := 0
+	mode := ""
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	switch {
+	case mode == "noop" && len(os.Args) == 2:
+	case mode == "raw" && len(os.Args) == 2:
+		code = raw()
+	case mode == "cli" && len(os.Args) > 2:
+		code = cli.Run(os.Args[2:], io.Discard, os.Stderr)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: procsplit noop | raw | cli ARGS...")
+		os.Exit(2)
+	}
+	fmt.Fprintf(os.Stderr, "MONO %d %d\n", start, mono())
+	os.Exit(code)
+}
+
+// raw is cfloor-probe.c's work in Go: dlopen, cuInit, the count, and each
+// device's handle, name and memory, on a locked thread.
+func raw() int {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sym := func(name string) uintptr {
+		p, err := purego.Dlsym(lib, name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return p
+	}
+	cuInit, count, get := sym("cuInit"), sym("cuDeviceGetCount"), sym("cuDeviceGet")
+	name, mem := sym("cuDeviceGetName"), sym("cuDeviceTotalMem_v2")
+	if rc, _, _ := purego.SyscallN(cuInit, 0); rc != 0 {
+		return 1
+	}
+	var n int32
+	if rc, _, _ := purego.SyscallN(count, uintptr(unsafe.Pointer(&n))); rc != 0 {
+		return 1
+	}
+	for i := range n {
+		var dev int32
+		var buf [256]byte
+		var bytes uint64
+		purego.SyscallN(get, uintptr(unsafe.Pointer(&dev)), uintptr(i))
+		purego.SyscallN(name, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(dev))
+		purego.SyscallN(mem, uintptr(unsafe.Pointer(&bytes)), uintptr(dev))
+	}
+	return 0
+}
