@@ -14,8 +14,9 @@ since loading a library runs its code in this process:
   and /etc/group only, never NSS); a sticky folder such as /tmp passes when
   its next entry on the path belongs to root or the user;
 - the file: a regular file holding a well-formed ELF shared object (ET_DYN)
-  of this process's class, byte order and machine, its header tables inside
-  the file (only the ELF header is read).
+  of this process's class, byte order and machine, its header tables and
+  segments inside the file, at least one loadable segment, and not a
+  position-independent executable (DF_1_PIE in its dynamic section).
 
 Anything else is refused with a LibraryError naming the component at fault
 and the fix.
@@ -268,9 +269,10 @@ def _check_elf(shown: str, real: str) -> None:
     """Refuses real unless it is a regular file holding a well-formed ELF
     shared object for this process: the identification (magic, class, byte
     order, version) matches this process, the type is ET_DYN, the machine is
-    this process's (where known), and the program and section header tables
-    lie inside the file. It reads the ELF header only; the Go loader checks
-    the segments as well (internal/dl/elfcheck.go)."""
+    this process's (where known), the program and section header tables and
+    every segment lie inside the file, one segment at least is loadable, and
+    the dynamic section does not mark a position-independent executable
+    (DF_1_PIE): the Go loader's checks (internal/dl/elfcheck.go)."""
     bits = struct.calcsize("P") * 8
     host_class, host_data = (2 if bits == 64 else 1), (1 if sys.byteorder == "little" else 2)
     host_em = _HOST_EM.get(platform.machine().lower()) if bits == 64 else None
@@ -287,14 +289,34 @@ def _check_elf(shown: str, real: str) -> None:
         _refuse(shown, f"cannot open {real}: {e.strerror or e}")
     try:
         fst = os.fstat(fd)
-        head = os.pread(fd, 64, 0) if stat.S_ISREG(fst.st_mode) else b""
+        if not stat.S_ISREG(fst.st_mode):
+            _refuse(shown, f"{real} is not a regular file (mode {_mode(fst.st_mode)})")
+        size = fst.st_size
+        head = os.pread(fd, 64, 0)
+        w = _why_elf(head, size, lambda off, n: os.pread(fd, n, off), host_class, host_data, host_em, bits)
     except OSError as e:
         _refuse(shown, f"cannot read {real}: {e.strerror or e}")
     finally:
         os.close(fd)
-    if not stat.S_ISREG(fst.st_mode):
-        _refuse(shown, f"{real} is not a regular file (mode {_mode(fst.st_mode)})")
-    size = fst.st_size
+    if w:
+        _refuse(shown, f"{w}; reinstall the library (or point to the right file)")
+
+
+# Program header types a message may name, DT_FLAGS_1 and its DF_1_PIE bit,
+# and the bound on the PT_DYNAMIC entries read (internal/dl/elfcheck.go).
+_PT = {0: "PT_NULL", 1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 5: "PT_SHLIB", 6: "PT_PHDR",
+       7: "PT_TLS", 0x6474E550: "PT_GNU_EH_FRAME", 0x6474E551: "PT_GNU_STACK", 0x6474E552: "PT_GNU_RELRO",
+       0x6474E553: "PT_GNU_PROPERTY"}
+_PT_LOAD, _PT_DYNAMIC = 1, 2
+_DT_NULL, _DT_FLAGS_1, _DF_1_PIE = 0, 0x6FFFFFFB, 0x08000000
+_MAX_DYN_ENTRIES = 1 << 16
+
+
+def _why_elf(head: bytes, size: int, read, host_class: int, host_data: int, host_em: Optional[int],
+             bits: int) -> Optional[str]:
+    """Why head (the file's first 64 bytes) and the rest of the file, read
+    with read(offset, n), are not a well-formed ELF shared object for this
+    process; None when they are."""
     ehdr, phent, shent = (64, 56, 64) if host_class == 2 else (52, 32, 40)
 
     def why() -> Optional[str]:
@@ -334,11 +356,45 @@ def _check_elf(shown: str, real: str) -> None:
             if shoff > size or n * shentsize > size - shoff:
                 return (f"section header table at {shoff:#x} ({n} entries) ends past the end of the file "
                         f"({size} bytes): truncated or corrupt")
+        return segments(order, phoff, phnum)
+
+    def segments(order: str, phoff: int, phnum: int) -> Optional[str]:
+        # p_type, p_offset, p_filesz of each program header.
+        table = read(phoff, phnum * phent)
+        if len(table) < phnum * phent:
+            return f"program header table at {phoff:#x} is cut short: truncated or corrupt"
+        progs = []
+        for i in range(phnum):
+            e = table[i * phent:(i + 1) * phent]
+            if host_class == 2:
+                typ, _, off, _, _, filesz = struct.unpack(f"{order}IIQQQQ", e[:40])
+            else:
+                typ, off, _, _, filesz = struct.unpack(f"{order}IIIII", e[:20])
+            if off > size or filesz > size - off:
+                return (f"segment {i} ({_PT.get(typ, hex(typ))}) covers [{off:#x}, {off:#x}+{filesz:#x}) of the "
+                        f"file, which has {size} bytes: truncated or corrupt")
+            progs.append((typ, off, filesz))
+        if not any(typ == _PT_LOAD for typ, _, _ in progs):
+            return "no loadable segment"
+        for typ, off, filesz in progs:
+            if typ == _PT_DYNAMIC and dyn_flags1(order, off, filesz) & _DF_1_PIE:
+                return "a position-independent executable (DF_1_PIE), not a shared library"
         return None
 
-    w = why()
-    if w:
-        _refuse(shown, f"{w}; reinstall the library (or point to the right file)")
+    def dyn_flags1(order: str, off: int, filesz: int) -> int:
+        ent = 16 if host_class == 2 else 8
+        n = min(filesz // ent, _MAX_DYN_ENTRIES)
+        buf = read(off, n * ent)
+        fmt = f"{order}{'QQ' if ent == 16 else 'II'}"
+        for i in range(len(buf) // ent):
+            tag, val = struct.unpack(fmt, buf[i * ent:(i + 1) * ent])
+            if tag == _DT_NULL:
+                return 0
+            if tag == _DT_FLAGS_1:
+                return val
+        return 0
+
+    return why()
 
 
 def check(path: str) -> str:

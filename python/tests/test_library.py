@@ -6,6 +6,7 @@ import os
 import platform
 import shutil
 import struct
+import subprocess
 import sys
 import unittest
 
@@ -30,6 +31,43 @@ except Exception as e:
 PRIVATE_GROUP = """
 import flagshim._lib as lib
 out([lib._private_group(gid, uid, passwd, group) for gid, uid, passwd, group, _ in json.loads(sys.argv[1])])
+"""
+
+# Runs _lib.check on argv[1]: ["ok", path] or [exception class, message].
+CHECK = """
+import flagshim._lib as lib
+try:
+    out(["ok", lib.check(sys.argv[1])])
+except Exception as e:
+    out([type(e).__name__, str(e)])
+"""
+
+# Feeds _lib._why_elf argv[2] mutations of the file argv[1] (seeded) and
+# reports how many were refused, accepted, and any exception escaping it.
+MUTATE = """
+import random
+import flagshim._lib as lib
+good = open(sys.argv[1], "rb").read()
+rng = random.Random(7)
+refused = accepted = 0
+for _ in range(int(sys.argv[2])):
+    b = bytearray(good)
+    for _ in range(rng.randint(1, 4)):
+        b[rng.randrange(len(b))] = rng.randrange(256)
+    if rng.random() < 0.2:
+        b = b[:rng.randrange(len(b))]
+    b = bytes(b)
+    try:
+        w = lib._why_elf(b[:64], len(b), lambda off, n: b[off:off + n], 2, 1, lib._HOST_EM.get(lib.platform.machine().lower()), 64)
+    except Exception as e:
+        out(["raised", type(e).__name__, str(e), b.hex()])
+        sys.exit(0)
+    if w is None:
+        accepted += 1
+    else:
+        assert isinstance(w, str) and w, w
+        refused += 1
+out(["ok", refused, accepted])
 """
 
 # The ELF e_machine of this process's machine, where the check knows it.
@@ -74,6 +112,27 @@ class TestLibrary(unittest.TestCase):
             f.write(ident + rest)
         os.chmod(path, 0o755)
         return path
+
+    def minimal_elf(self, folder, flags1=0, load_type=1, dyn_size=32):
+        """The smallest shared object the check accepts, built by hand as
+        internal/dl's tests build it: an ELF header, a PT_LOAD (load_type)
+        covering the file and a PT_DYNAMIC (dyn_size bytes) holding
+        DT_FLAGS_1 = flags1 and DT_NULL."""
+        if sys.byteorder != "little" or struct.calcsize("P") != 8 or HOST_EM is None:
+            self.skipTest(f"the ELF fixtures are for 64-bit little-endian x86_64 or aarch64, not {platform.machine()}")
+        size = 64 + 2 * 56 + 32
+        ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+        head = ident + struct.pack("<HHIQQQIHHHHHH", 3, HOST_EM, 1, 0, 64, 0, 0, 64, 56, 2, 64, 0, 0)
+        load = struct.pack("<IIQQQQQQ", load_type, 4, 0, 0, 0, size, size, 0x1000)
+        dyn = struct.pack("<IIQQQQQQ", 2, 4, 64 + 2 * 56, 64 + 2 * 56, 0, dyn_size, dyn_size, 8)
+        path = os.path.join(folder, "libflagshim.so")
+        with open(path, "wb") as f:
+            f.write(head + load + dyn + struct.pack("<QQQQ", 0x6FFFFFFB, flags1, 0, 0))
+        os.chmod(path, 0o755)
+        return path
+
+    def check(self, path):
+        return support.result(self, CHECK, args=[path])
 
     def assertRefused(self, got, *words):
         self.assertEqual(got[0], "LibraryError", got)
@@ -247,6 +306,54 @@ class TestLibrary(unittest.TestCase):
         d = support.private_dir()
         path = self.elf_header(d, e_type=2)
         self.assertRefused(self.load(path), "ELF type ET_EXEC, not a shared library (ET_DYN)")
+
+    def test_minimal_elf_passes_the_check(self):
+        path = self.minimal_elf(support.private_dir())
+        self.assertEqual(self.check(path), ["ok", os.path.realpath(path)])
+        # Other DT_FLAGS_1 bits (DF_1_NOW) are fine.
+        path = self.minimal_elf(support.private_dir(), flags1=0x1)
+        self.assertEqual(self.check(path), ["ok", os.path.realpath(path)])
+
+    def test_pie_flag_refused(self):
+        path = self.minimal_elf(support.private_dir(), flags1=0x08000000)
+        got = self.check(path)
+        self.assertEqual(got[0], "LibraryError", got)
+        self.assertIn("a position-independent executable (DF_1_PIE), not a shared library", got[1])
+
+    def test_pie_executable_refused(self):
+        # A real PIE is ET_DYN like a library; only its dynamic section
+        # tells them apart, as the Go loader reads it.
+        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler (cc, gcc or $CC) to build a position-independent executable")
+        d = support.private_dir()
+        src, exe = os.path.join(d, "main.c"), os.path.join(d, "libflagshim.so")
+        with open(src, "w") as f:
+            f.write("int main(void) { return 0; }\n")
+        subprocess.run([cc, "-fPIE", "-pie", "-o", exe, src], check=True)
+        os.chmod(exe, 0o755)
+        self.assertRefused(self.load(exe), "position-independent executable (DF_1_PIE)")
+
+    def test_no_loadable_segment(self):
+        path = self.minimal_elf(support.private_dir(), load_type=4)  # PT_NOTE
+        got = self.check(path)
+        self.assertEqual(got[0], "LibraryError", got)
+        self.assertIn("no loadable segment", got[1])
+
+    def test_segment_past_the_end(self):
+        path = self.minimal_elf(support.private_dir(), dyn_size=4096)
+        got = self.check(path)
+        self.assertEqual(got[0], "LibraryError", got)
+        self.assertIn("segment 1 (PT_DYNAMIC) covers [0xb0, 0xb0+0x1000) of the file, which has 208 bytes", got[1])
+
+    def test_mutated_elf_never_raises(self):
+        # Every mutation of a good header is refused with a reason or
+        # accepted; none makes the check itself raise.
+        path = self.minimal_elf(support.private_dir())
+        got = support.result(self, MUTATE, args=[path, "3000"])
+        self.assertEqual(got[0], "ok", got)
+        self.assertGreater(got[1], 0, "mutations are refused")
+        self.assertGreater(got[2], 0, "some mutations (of bytes the check ignores) still pass")
 
     def test_not_libflagshim(self):
         other = support.Fakes.build(self, "mtml")  # a shared library without flagshim's functions
