@@ -33,9 +33,19 @@ import (
 // exits. The parent reads until the pipe closes or FLAGOS_PROBE_TIMEOUT has
 // passed (then it kills the child): the last step a dead child reported is
 // where its driver crashed or hung. Every vendor's child runs at once.
+//
+// The answer is taken as soon as the facts line arrives: the child's exit
+// (a driver's teardown: about 55 ms after cuInit on an H200) and anything
+// its driver spawned that still holds the pipe or stderr (a helper daemon
+// inheriting the descriptors) are not waited for. The child is reaped in
+// the background; waiting on its stderr is bounded by childWaitDelay.
 
 // probeChildEnv marks a probe child; see child.go.
 const probeChildEnv = "FLAGSHIM_PROBE_CHILD"
+
+// childWaitDelay bounds how long reaping a child that has exited waits for
+// its stderr to close, which a process it left behind may hold open.
+const childWaitDelay = 2 * time.Second
 
 // isolation runs the children of one Init, at most once per vendor.
 type isolation struct {
@@ -166,6 +176,7 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 	var stderr tail
 	cmd.Stderr = &stderr
 	cmd.Dir = "/"
+	cmd.WaitDelay = childWaitDelay
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return driver.Facts{}, &childError{vendor: t, err: err}
@@ -181,12 +192,12 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 		var a answer
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
+		for a.facts == nil && sc.Scan() {
 			kind, rest, _ := strings.Cut(sc.Text(), " ")
 			switch kind {
 			case "step":
 				a.step = rest
-			case "facts":
+			case "facts": // the last line: the answer is in
 				var f driver.Facts
 				if json.Unmarshal([]byte(rest), &f) == nil {
 					a.facts = &f
@@ -204,12 +215,14 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 	case <-timer.C:
 		timedOut = true
 		_ = cmd.Process.Kill()
+		_ = r.Close() // the scanner stops even if something the child spawned holds the pipe
 		a = <-lines
 	}
-	werr := cmd.Wait()
 	if a.facts != nil && !timedOut {
+		go func() { _ = cmd.Wait() }() // reap it; its teardown is not this call's
 		return *a.facts, nil
 	}
+	werr := cmd.Wait()
 	ce := &childError{vendor: t, step: a.step, stderr: stderr.String()}
 	if timedOut {
 		ce.timedOut = iso.timeout

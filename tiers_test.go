@@ -35,6 +35,10 @@ type tierSeen struct {
 	// LoggedAtInit is the fake log named by TIER_LOG_AT_INIT as it was when
 	// Init returned, before the child asked any backend anything.
 	LoggedAtInit []string
+	// HelperAlive says whether the helper process the fake driver spawned
+	// (FAKE_INIT_HELPER=TIER_HELPER) was still running once every backend
+	// had answered.
+	HelperAlive bool
 }
 
 // TestTierChild runs Init under the environment its parent chose and
@@ -84,6 +88,13 @@ func TestTierChild(t *testing.T) {
 	}
 	if d, err := device.Parse("cuda:1"); err == nil {
 		seen.ParseCUDA1 = d.String()
+	}
+	if p := os.Getenv("TIER_HELPER"); p != "" {
+		// Started (its pid file is there) and not yet gone (it writes
+		// .exited last): a zombie nobody reaped would still answer kill 0.
+		_, started := os.Stat(p + ".pid")
+		_, exited := os.Stat(p + ".exited")
+		seen.HelperAlive = started == nil && errors.Is(exited, os.ErrNotExist)
 	}
 	if os.Getenv("TIER_ALLOC") != "" {
 		if b, err := device.Lookup(device.CUDA); err == nil {
@@ -161,6 +172,23 @@ func TestProbeTiers(t *testing.T) {
 			assert.True(t, seen.Backends[vendor].Available, "%s: %s", vendor, seen.Backends[vendor].Reason)
 		}
 		assert.False(t, seen.AliasActive)
+	})
+	t.Run("isolated takes the answer without waiting for what the driver left running", func(t *testing.T) {
+		// The fake's cuInit forks a helper that keeps the probe child's
+		// descriptors (its answer pipe and stderr) until released, as a
+		// runtime's daemon would: the answer must not wait for it, nor
+		// for the child's own exit.
+		helper := filepath.Join(dltest.PrivateDir(t), "helper")
+		t.Cleanup(func() { _ = os.WriteFile(helper+".release", nil, 0o600) })
+		seen, _ := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda,
+			"FAKE_CUDA_INIT_HELPER="+helper, "TIER_HELPER="+helper)
+		require.Empty(t, seen.InitErr)
+		assert.Equal(t, "isolated", seen.Probe)
+		assert.True(t, seen.Backends["cuda"].Available, seen.Backends["cuda"].Reason)
+		assert.Equal(t, 2, seen.Backends["cuda"].Devices)
+		_, err := os.Stat(helper + ".pid")
+		require.NoError(t, err, "the fake's init ran in the probe child and spawned its helper")
+		assert.True(t, seen.HelperAlive, "the answer came only after the helper holding the child's descriptors exited")
 	})
 	t.Run("presence never initializes a driver", func(t *testing.T) {
 		// No MTML and no /dev/mtgpu* here: the presence tier finds no MUSA

@@ -25,6 +25,10 @@
  *                          "init" (another fake's FAKE_LOG), at most 10 s, and
  *                          returns 999 (*_ERROR_UNKNOWN) when it never does: a
  *                          test then proves two drivers' inits overlapped
+ *   FAKE_INIT_HELPER=/abs/prefix  cuInit forks a helper that keeps every
+ *                          inherited descriptor, writes its pid to <prefix>.pid
+ *                          and exits once <prefix>.release exists (at most 20 s),
+ *                          creating <prefix>.exited first
  *   FAKE_RAW_COUNT=N       cuDeviceGetCount answers N, unchecked (a broken driver)
  *
  * Modules and memory (module section below). Device memory is host memory
@@ -60,6 +64,8 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/types.h>
 
 #ifndef FAKE_ERR_PREFIX
 #error "define FAKE_ERR_PREFIX (\"CUDA_\", \"MUSA_\" or \"HIP_\") before including fake_common.h"
@@ -167,8 +173,37 @@ static int fake_await_init(const char *path) {
 	return 0;
 }
 
+/* fake_spawn_helper forks a process that outlives the caller's use of the
+ * driver, as a runtime's helper daemon would, holding every descriptor it
+ * inherited: it writes its pid to <prefix>.pid and exits once
+ * <prefix>.release exists, or after 20 s. Only async-signal-safe calls
+ * after the fork: the caller may be multi-threaded. */
+static void fake_spawn_helper(const char *prefix) {
+	char pidfile[4096], release[4096], exited[4096];
+	snprintf(pidfile, sizeof pidfile, "%s.pid", prefix);
+	snprintf(release, sizeof release, "%s.release", prefix);
+	snprintf(exited, sizeof exited, "%s.exited", prefix);
+	pid_t pid = fork();
+	if (pid != 0) return;
+	char buf[32];
+	int n = 0;
+	for (long v = getpid(); v > 0 && n < (int)sizeof buf; v /= 10) buf[n++] = (char)('0' + v % 10);
+	for (int i = 0; i < n / 2; i++) { char t = buf[i]; buf[i] = buf[n - 1 - i]; buf[n - 1 - i] = t; }
+	int fd = open(pidfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) { ssize_t w = write(fd, buf, (size_t)n); (void)w; close(fd); }
+	for (int i = 0; i < 20000 && access(release, F_OK) != 0; i++) {
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	fd = open(exited, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) close(fd);
+	_exit(0);
+}
+
 static int fake_init(unsigned int flags) {
 	fake_log("init");
+	const char *helper = fake_getenv("INIT_HELPER");
+	if (helper && *helper) fake_spawn_helper(helper);
 	const char *await = fake_getenv("INIT_AWAIT");
 	if (await && *await && !fake_await_init(await)) return 999;
 	if (fake.init_sleep_ms > 0) {
