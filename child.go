@@ -22,16 +22,17 @@ func init() {
 		return
 	}
 	os.Unsetenv(probeChildEnv)
-	ppid, name, _ := strings.Cut(v, ":")
+	ppid, rest, _ := strings.Cut(v, ":")
+	name, memory, _ := strings.Cut(rest, ":")
 	if pid, err := strconv.Atoi(ppid); err != nil || pid != os.Getppid() {
 		return
 	}
-	os.Exit(probeChild(device.Type(name), os.NewFile(3, "flagshim-probe")))
+	os.Exit(probeChild(device.Type(name), memory == childMemory, os.NewFile(3, "flagshim-probe")))
 }
 
 // probeChild loads vendor t's driver exactly and writes its steps and facts
 // to out; the exit status.
-func probeChild(t device.Type, out *os.File) int {
+func probeChild(t device.Type, freeMemory bool, out *os.File) int {
 	if out == nil {
 		return 3
 	}
@@ -49,7 +50,7 @@ func probeChild(t device.Type, out *os.File) int {
 	b := driver.New(v,
 		driver.WithInitTimeout(1<<62), // the parent keeps the time
 		driver.WithStepHook(func(step string) { fmt.Fprintf(out, "step %s\n", step) }))
-	f := b.ExactFacts()
+	f := b.ExactFacts(freeMemory)
 	line, err := json.Marshal(f)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "flagshim probe child: %v\n", err)

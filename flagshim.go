@@ -51,6 +51,7 @@ type config struct {
 	defTier    driver.Tier // WithDefaultProbe: when FLAGOS_PROBE is unset
 	noChildren bool
 	probeAll   bool // WithEveryProbe
+	freeMemory bool // WithFreeMemory
 }
 
 // WithLogger sets the logger flagshim and its drivers log to. Without it the
@@ -83,6 +84,15 @@ func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = tr
 // answers; without it, Init asks only what the alias rule needs (cuda,
 // then flagos's route when there is no CUDA).
 func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
+
+// WithFreeMemory makes the isolated tier's children learn each device's
+// free memory too, so that MemInfo answers it without initializing the
+// driver in this process: for hosts that show it (the CLI's info). It
+// creates each device's primary context in the child, about 150 ms a GPU
+// on an H200, so it is off by default. The presence tier has free memory
+// from the management library anyway; the exact tier learns it on
+// MemInfo.
+func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 
 // shim is one set of registries with its plan: the process has one (std);
 // tests make their own so that cases share no state.
@@ -261,7 +271,7 @@ func (s *shim) run(ctx context.Context) error {
 	}
 	s.plan.SetLogger(s.log)
 	if set.tier == driver.TierIsolated {
-		s.iso = newIsolation(set.timeout, s.log)
+		s.iso = newIsolation(set.timeout, s.log, s.cfg.freeMemory)
 	}
 
 	start := time.Now()

@@ -26,7 +26,9 @@ import (
 // this process. The way ollama isolates GPU discovery.
 //
 // Protocol: the parent runs os.Executable() with FLAGSHIM_PROBE_CHILD set
-// to "<parent pid>:<vendor>" and a pipe as file descriptor 3. The child
+// to "<parent pid>:<vendor>" ("<parent pid>:<vendor>:memory" to learn each
+// device's free memory too, WithFreeMemory) and a pipe as file descriptor
+// 3. The child
 // (child.go, dispatched from this package's init before main runs) loads
 // that one driver exactly and writes, one line each, "step <C function>"
 // before each call of the load, then "facts <JSON of driver.Facts>", and
@@ -43,6 +45,9 @@ import (
 // probeChildEnv marks a probe child; see child.go.
 const probeChildEnv = "FLAGSHIM_PROBE_CHILD"
 
+// childMemory is the third field of probeChildEnv asking for free memory.
+const childMemory = "memory"
+
 // childWaitDelay bounds how long reaping a child that has exited waits for
 // its stderr to close, which a process it left behind may hold open.
 const childWaitDelay = 2 * time.Second
@@ -51,6 +56,7 @@ const childWaitDelay = 2 * time.Second
 type isolation struct {
 	timeout time.Duration
 	log     *zap.Logger
+	memory  bool // WithFreeMemory
 
 	mu      sync.Mutex
 	results map[device.Type]*isoChild
@@ -63,8 +69,8 @@ type isoChild struct {
 	ch    chan driver.Facts
 }
 
-func newIsolation(timeout time.Duration, log *zap.Logger) *isolation {
-	return &isolation{timeout: timeout, log: log, results: map[device.Type]*isoChild{}}
+func newIsolation(timeout time.Duration, log *zap.Logger, memory bool) *isolation {
+	return &isolation{timeout: timeout, log: log, memory: memory, results: map[device.Type]*isoChild{}}
 }
 
 // facts is the WithFacts function of vendor t: the first vendor asked
@@ -171,7 +177,11 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 	}
 	defer r.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), probeChildEnv+"="+strconv.Itoa(os.Getpid())+":"+string(t))
+	mark := strconv.Itoa(os.Getpid()) + ":" + string(t)
+	if iso.memory {
+		mark += ":" + childMemory
+	}
+	cmd.Env = append(os.Environ(), probeChildEnv+"="+mark)
 	cmd.ExtraFiles = []*os.File{w}
 	var stderr tail
 	cmd.Stderr = &stderr
@@ -182,6 +192,7 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 		return driver.Facts{}, &childError{vendor: t, err: err}
 	}
 	w.Close()
+	children.add()
 
 	type answer struct {
 		facts *driver.Facts
@@ -219,10 +230,11 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 		a = <-lines
 	}
 	if a.facts != nil && !timedOut {
-		go func() { _ = cmd.Wait() }() // reap it; its teardown is not this call's
+		go func() { _ = cmd.Wait(); children.done() }() // reap it; its teardown is not this call's
 		return *a.facts, nil
 	}
 	werr := cmd.Wait()
+	children.done()
 	ce := &childError{vendor: t, step: a.step, stderr: stderr.String()}
 	if timedOut {
 		ce.timedOut = iso.timeout
@@ -302,4 +314,56 @@ func signalName(s syscall.Signal) string {
 		return "SIGFPE"
 	}
 	return s.String()
+}
+
+// children counts the probe children of this process not yet reaped.
+var children reaper
+
+type reaper struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0
+}
+
+func (r *reaper) add() {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.idle = make(chan struct{})
+	}
+	r.n++
+	r.mu.Unlock()
+}
+
+func (r *reaper) done() {
+	r.mu.Lock()
+	r.n--
+	if r.n == 0 {
+		close(r.idle)
+	}
+	r.mu.Unlock()
+}
+
+// WaitProbeChildren waits until every isolated probe child this process
+// started has exited and been reaped, at most timeout, and returns how many
+// are still running. Init returns as soon as each child has answered,
+// while the child is still tearing its driver down (about 55 ms after
+// cuInit on an H200); a program that exits right after Init and does not
+// want a child to outlive it (the CLI) calls this last.
+func WaitProbeChildren(timeout time.Duration) int {
+	children.mu.Lock()
+	if children.n == 0 {
+		children.mu.Unlock()
+		return 0
+	}
+	idle := children.idle
+	children.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	return children.n
 }

@@ -259,7 +259,7 @@ func TestCancelledInitDoesNotCount(t *testing.T) {
 // child (WithEveryProbe asks each backend as it registers): before the fix
 // its answer was never sent and the ask blocked forever.
 func TestIsolationLateVendor(t *testing.T) {
-	iso := newIsolation(20*time.Second, zap.NewNop())
+	iso := newIsolation(20*time.Second, zap.NewNop(), false)
 	first := iso.facts(device.Type("first"))
 	f := first(nil)
 	assert.False(t, f.Result.Available, "no such vendor")

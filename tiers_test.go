@@ -39,6 +39,13 @@ type tierSeen struct {
 	// (FAKE_INIT_HELPER=TIER_HELPER) was still running once every backend
 	// had answered.
 	HelperAlive bool
+	// ChildrenLeft is what WaitProbeChildren returned (TIER_WAIT_CHILDREN:
+	// the longest wait).
+	ChildrenLeft int
+	// FreeMemory and MemInfoErr are cuda's MemInfo(0) (TIER_MEMINFO), asked
+	// after everything else.
+	FreeMemory uint64
+	MemInfoErr string
 }
 
 // TestTierChild runs Init under the environment its parent chose and
@@ -52,6 +59,9 @@ func TestTierChild(t *testing.T) {
 	var opts []flagshim.Option
 	if os.Getenv("TIER_EVERY") != "" {
 		opts = append(opts, flagshim.WithEveryProbe())
+	}
+	if os.Getenv("TIER_FREE_MEMORY") != "" {
+		opts = append(opts, flagshim.WithFreeMemory())
 	}
 	rep, err := flagshim.Init(context.Background(), opts...)
 	seen.Elapsed = time.Since(start)
@@ -95,6 +105,23 @@ func TestTierChild(t *testing.T) {
 		_, started := os.Stat(p + ".pid")
 		_, exited := os.Stat(p + ".exited")
 		seen.HelperAlive = started == nil && errors.Is(exited, os.ErrNotExist)
+	}
+	if d := os.Getenv("TIER_WAIT_CHILDREN"); d != "" {
+		wait, err := time.ParseDuration(d)
+		require.NoError(t, err)
+		seen.ChildrenLeft = flagshim.WaitProbeChildren(wait)
+	}
+	if os.Getenv("TIER_MEMINFO") != "" {
+		seen.MemInfoErr = "no memory interface"
+		if b, err := device.Lookup(device.CUDA); err == nil {
+			if m, err := device.MemoryOf(b); err == nil {
+				free, _, err := m.MemInfo(0)
+				seen.FreeMemory, seen.MemInfoErr = free, ""
+				if err != nil {
+					seen.MemInfoErr = err.Error()
+				}
+			}
+		}
 	}
 	if os.Getenv("TIER_ALLOC") != "" {
 		if b, err := device.Lookup(device.CUDA); err == nil {
@@ -181,7 +208,7 @@ func TestProbeTiers(t *testing.T) {
 		helper := filepath.Join(dltest.PrivateDir(t), "helper")
 		t.Cleanup(func() { _ = os.WriteFile(helper+".release", nil, 0o600) })
 		seen, _ := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda,
-			"FAKE_CUDA_INIT_HELPER="+helper, "TIER_HELPER="+helper)
+			"FAKE_CUDA_INIT_HELPER="+helper, "TIER_HELPER="+helper, "TIER_WAIT_CHILDREN=15s")
 		require.Empty(t, seen.InitErr)
 		assert.Equal(t, "isolated", seen.Probe)
 		assert.True(t, seen.Backends["cuda"].Available, seen.Backends["cuda"].Reason)
@@ -189,6 +216,33 @@ func TestProbeTiers(t *testing.T) {
 		_, err := os.Stat(helper + ".pid")
 		require.NoError(t, err, "the fake's init ran in the probe child and spawned its helper")
 		assert.True(t, seen.HelperAlive, "the answer came only after the helper holding the child's descriptors exited")
+		// The helper keeps the child's stderr for 20 s; reaping the child
+		// waits for that at most childWaitDelay (2 s).
+		assert.Zero(t, seen.ChildrenLeft, "WaitProbeChildren: a child stayed unreaped while its helper held stderr")
+	})
+	t.Run("isolated children learn free memory only when asked", func(t *testing.T) {
+		inits := func(log []string) int {
+			n := 0
+			for _, l := range log {
+				if l == "init" {
+					n++
+				}
+			}
+			return n
+		}
+		seen, log := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "TIER_FREE_MEMORY=1", "TIER_MEMINFO=1")
+		require.Empty(t, seen.InitErr)
+		require.Empty(t, seen.MemInfoErr)
+		assert.NotZero(t, seen.FreeMemory)
+		assert.Equal(t, 1, inits(log), "with WithFreeMemory the child's answer holds it: only the child ran cuInit")
+
+		// Without it the child creates no context, and MemInfo says it was
+		// not learned rather than initializing the driver here.
+		seen, log = runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "TIER_MEMINFO=1")
+		require.Empty(t, seen.InitErr)
+		assert.Contains(t, seen.MemInfoErr, "did not learn device 0's free memory")
+		assert.Zero(t, seen.FreeMemory)
+		assert.Equal(t, 1, inits(log), "only the child ran cuInit")
 	})
 	t.Run("presence never initializes a driver", func(t *testing.T) {
 		// No MTML and no /dev/mtgpu* here: the presence tier finds no MUSA

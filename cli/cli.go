@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/driver"
@@ -23,13 +24,22 @@ const (
 // prefix starts every message the CLI writes to stderr, once.
 const prefix = "flagshim: "
 
+// childGrace is how long Run waits, once its output is written, for the
+// isolated probe's children to finish their drivers' teardown and be
+// reaped; one stuck in the kernel past it is left to init.
+const childGrace = 5 * time.Second
+
 // Run is the flagshim command: it parses args (without the program name),
 // writes to stdout and stderr, and returns the exit status: 0 on success, 1
 // on an error (a bad device string, a bad setting, output that could not be
-// written), 2 on bad usage.
+// written), 2 on bad usage. It returns once the isolated probe's children
+// it started have exited (at most a few seconds after the output).
 func Run(args []string, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	code := run(args, out, stderr)
+	// An isolated probe's child answers before its driver's teardown is
+	// done; the command does not leave it behind.
+	flagshim.WaitProbeChildren(childGrace)
 	if out.err != nil {
 		fmt.Fprintf(stderr, "%scannot write the output: %v\n", prefix, out.err)
 		if code == exitOK {

@@ -234,6 +234,7 @@ func runInfo(s *session, c *command, args []string) int {
 		return list(s)
 	}
 	s.showsEveryBackend()
+	s.opts = append(s.opts, flagshim.WithFreeMemory()) // info shows it
 	rep, initErr, bad := s.initialise()
 	if bad != nil {
 		return fail(s.stderr, bad)
