@@ -32,14 +32,11 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import re
 import stat
-import struct
-import sys
 from typing import Callable, List, NoReturn, Optional
 
-from . import errors
+from . import _elf, errors
 
 #: The environment variable that names the library to load.
 LIBRARY_ENV = "FLAGSHIM_LIBRARY"
@@ -253,29 +250,10 @@ def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -
     return last
 
 
-# ELF: the identification's offsets and values, e_type ET_DYN, and names of
-# the types and machines a message may show.
-_ELFCLASS = {0: "ELFCLASSNONE", 1: "ELFCLASS32", 2: "ELFCLASS64"}
-_ELFDATA = {0: "ELFDATANONE", 1: "ELFDATA2LSB", 2: "ELFDATA2MSB"}
-_ET = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
-_EM = {3: "EM_386", 8: "EM_MIPS", 20: "EM_PPC", 21: "EM_PPC64", 22: "EM_S390", 40: "EM_ARM", 62: "EM_X86_64",
-       183: "EM_AARCH64", 243: "EM_RISCV", 258: "EM_LOONGARCH"}
-# This process's machine where the Go loader knows it (internal/dl/arch_*.go);
-# elsewhere any machine passes.
-_HOST_EM = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
-
-
 def _check_elf(shown: str, real: str) -> None:
     """Refuses real unless it is a regular file holding a well-formed ELF
-    shared object for this process: the identification (magic, class, byte
-    order, version) matches this process, the type is ET_DYN, the machine is
-    this process's (where known), the program and section header tables and
-    every segment lie inside the file, one segment at least is loadable, and
-    the dynamic section does not mark a position-independent executable
-    (DF_1_PIE): the Go loader's checks (internal/dl/elfcheck.go)."""
-    bits = struct.calcsize("P") * 8
-    host_class, host_data = (2 if bits == 64 else 1), (1 if sys.byteorder == "little" else 2)
-    host_em = _HOST_EM.get(platform.machine().lower()) if bits == 64 else None
+    shared object for this process (_elf.why says what that takes), read
+    through one descriptor opened without following links."""
     try:
         st = os.lstat(real)
     except OSError as e:
@@ -293,108 +271,13 @@ def _check_elf(shown: str, real: str) -> None:
             _refuse(shown, f"{real} is not a regular file (mode {_mode(fst.st_mode)})")
         size = fst.st_size
         head = os.pread(fd, 64, 0)
-        w = _why_elf(head, size, lambda off, n: os.pread(fd, n, off), host_class, host_data, host_em, bits)
+        w = _elf.why(head, size, lambda off, n: os.pread(fd, n, off))
     except OSError as e:
         _refuse(shown, f"cannot read {real}: {e.strerror or e}")
     finally:
         os.close(fd)
     if w:
         _refuse(shown, f"{w}; reinstall the library (or point to the right file)")
-
-
-# Program header types a message may name, DT_FLAGS_1 and its DF_1_PIE bit,
-# and the bound on the PT_DYNAMIC entries read (internal/dl/elfcheck.go).
-_PT = {0: "PT_NULL", 1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 5: "PT_SHLIB", 6: "PT_PHDR",
-       7: "PT_TLS", 0x6474E550: "PT_GNU_EH_FRAME", 0x6474E551: "PT_GNU_STACK", 0x6474E552: "PT_GNU_RELRO",
-       0x6474E553: "PT_GNU_PROPERTY"}
-_PT_LOAD, _PT_DYNAMIC = 1, 2
-_DT_NULL, _DT_FLAGS_1, _DF_1_PIE = 0, 0x6FFFFFFB, 0x08000000
-_MAX_DYN_ENTRIES = 1 << 16
-
-
-def _why_elf(head: bytes, size: int, read, host_class: int, host_data: int, host_em: Optional[int],
-             bits: int) -> Optional[str]:
-    """Why head (the file's first 64 bytes) and the rest of the file, read
-    with read(offset, n), are not a well-formed ELF shared object for this
-    process; None when they are."""
-    ehdr, phent, shent = (64, 56, 64) if host_class == 2 else (52, 32, 40)
-
-    def why() -> Optional[str]:
-        if size < 16 or len(head) < 16:
-            return f"{size} bytes, too short for an ELF header (truncated?)"
-        if head[:4] != b"\x7fELF":
-            return f"not an ELF file (starts with {head[:4]!r})"
-        if head[4] != host_class:
-            return (f"ELF class {_ELFCLASS.get(head[4], head[4])}, but this process ({bits}-bit Python) needs "
-                    f"{_ELFCLASS[host_class]}")
-        if head[5] != host_data:
-            return f"byte order {_ELFDATA.get(head[5], head[5])}, but this process needs {_ELFDATA[host_data]}"
-        if head[6] != 1:
-            return f"ELF version {head[6]}, want EV_CURRENT (1)"
-        if len(head) < ehdr:
-            return f"{size} bytes, too short for an ELF header (truncated?)"
-        order = "<" if host_data == 1 else ">"
-        word = "Q" if host_class == 2 else "I"
-        (typ, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = struct.unpack(
-            f"{order}HHI{word}{word}{word}IHHHHHH", head[16:ehdr])
-        if typ != 3:
-            return f"ELF type {_ET.get(typ, typ)}, not a shared library (ET_DYN)"
-        if host_em is not None and machine != host_em:
-            return (f"built for {_EM.get(machine, machine)}, but this process ({platform.machine()}) runs on "
-                    f"{_EM[host_em]}")
-        if phnum == 0:
-            return "no program headers"
-        if phentsize != phent:
-            return f"program header size {phentsize}, want {phent}"
-        if phoff > size or phnum * phentsize > size - phoff:
-            return (f"program header table at {phoff:#x} ({phnum} entries) ends past the end of the file "
-                    f"({size} bytes): truncated or corrupt")
-        if shoff:
-            n = shnum or 1  # the real count is in section 0's sh_size
-            if shentsize != shent:
-                return f"section header size {shentsize}, want {shent}"
-            if shoff > size or n * shentsize > size - shoff:
-                return (f"section header table at {shoff:#x} ({n} entries) ends past the end of the file "
-                        f"({size} bytes): truncated or corrupt")
-        return segments(order, phoff, phnum)
-
-    def segments(order: str, phoff: int, phnum: int) -> Optional[str]:
-        # p_type, p_offset, p_filesz of each program header.
-        table = read(phoff, phnum * phent)
-        if len(table) < phnum * phent:
-            return f"program header table at {phoff:#x} is cut short: truncated or corrupt"
-        progs = []
-        for i in range(phnum):
-            e = table[i * phent:(i + 1) * phent]
-            if host_class == 2:
-                typ, _, off, _, _, filesz = struct.unpack(f"{order}IIQQQQ", e[:40])
-            else:
-                typ, off, _, _, filesz = struct.unpack(f"{order}IIIII", e[:20])
-            if off > size or filesz > size - off:
-                return (f"segment {i} ({_PT.get(typ, hex(typ))}) covers [{off:#x}, {off:#x}+{filesz:#x}) of the "
-                        f"file, which has {size} bytes: truncated or corrupt")
-            progs.append((typ, off, filesz))
-        if not any(typ == _PT_LOAD for typ, _, _ in progs):
-            return "no loadable segment"
-        for typ, off, filesz in progs:
-            if typ == _PT_DYNAMIC and dyn_flags1(order, off, filesz) & _DF_1_PIE:
-                return "a position-independent executable (DF_1_PIE), not a shared library"
-        return None
-
-    def dyn_flags1(order: str, off: int, filesz: int) -> int:
-        ent = 16 if host_class == 2 else 8
-        n = min(filesz // ent, _MAX_DYN_ENTRIES)
-        buf = read(off, n * ent)
-        fmt = f"{order}{'QQ' if ent == 16 else 'II'}"
-        for i in range(len(buf) // ent):
-            tag, val = struct.unpack(fmt, buf[i * ent:(i + 1) * ent])
-            if tag == _DT_NULL:
-                return 0
-            if tag == _DT_FLAGS_1:
-                return val
-        return 0
-
-    return why()
 
 
 def check(path: str) -> str:

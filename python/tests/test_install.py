@@ -77,7 +77,7 @@ class TestBackend(unittest.TestCase):
         self.assertEqual(name, f"flagshim-0.2.0.dev0-py3-none-{plat}.whl", "a platform wheel: it holds a .so")
         with zipfile.ZipFile(os.path.join(d, name)) as z:
             names = set(z.namelist())
-            for want in ["flagshim/__init__.py", "flagshim/_lib.py", "flagshim/errors.py", "flagshim/nvshmem.py",
+            for want in ["flagshim/__init__.py", "flagshim/_lib.py", "flagshim/_elf.py", "flagshim/errors.py", "flagshim/nvshmem.py",
                          "flagshim/triton.py", "flagshim/__main__.py", "flagshim/libflagshim.so",
                          "flagshim-0.2.0.dev0.dist-info/METADATA", "flagshim-0.2.0.dev0.dist-info/WHEEL",
                          "flagshim-0.2.0.dev0.dist-info/RECORD"]:

@@ -42,11 +42,11 @@ except Exception as e:
     out([type(e).__name__, str(e)])
 """
 
-# Feeds _lib._why_elf argv[2] mutations of the file argv[1] (seeded) and
-# reports how many were refused, accepted, and any exception escaping it.
+# Feeds _elf.why argv[2] mutations of the file argv[1] (seeded) and reports
+# how many were refused, accepted, and any exception escaping it.
 MUTATE = """
 import random
-import flagshim._lib as lib
+import flagshim._elf as elf
 good = open(sys.argv[1], "rb").read()
 rng = random.Random(7)
 refused = accepted = 0
@@ -58,7 +58,7 @@ for _ in range(int(sys.argv[2])):
         b = b[:rng.randrange(len(b))]
     b = bytes(b)
     try:
-        w = lib._why_elf(b[:64], len(b), lambda off, n: b[off:off + n], 2, 1, lib._HOST_EM.get(lib.platform.machine().lower()), 64)
+        w = elf.why(b[:64], len(b), lambda off, n: b[off:off + n])
     except Exception as e:
         out(["raised", type(e).__name__, str(e), b.hex()])
         sys.exit(0)

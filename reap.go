@@ -1,0 +1,58 @@
+package flagshim
+
+import (
+	"sync"
+	"time"
+)
+
+// children counts the probe children of this process not yet reaped.
+var children reaper
+
+type reaper struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0
+}
+
+func (r *reaper) add() {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.idle = make(chan struct{})
+	}
+	r.n++
+	r.mu.Unlock()
+}
+
+func (r *reaper) done() {
+	r.mu.Lock()
+	r.n--
+	if r.n == 0 {
+		close(r.idle)
+	}
+	r.mu.Unlock()
+}
+
+// WaitProbeChildren waits until every isolated probe child this process
+// started has exited and been reaped, at most timeout, and returns how many
+// are still running. Init returns as soon as each child has answered,
+// while the child is still tearing its driver down (about 55 ms after
+// cuInit on an H200); a program that exits right after Init and does not
+// want a child to outlive it (the CLI) calls this last.
+func WaitProbeChildren(timeout time.Duration) int {
+	children.mu.Lock()
+	if children.n == 0 {
+		children.mu.Unlock()
+		return 0
+	}
+	idle := children.idle
+	children.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	return children.n
+}
