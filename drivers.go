@@ -86,8 +86,11 @@ func (s *shim) registerBackend(b device.Backend) error {
 	if err := s.probes.Register(string(b.Type()), b.Available); err != nil {
 		return fmt.Errorf("flagshim: the %s backend is registered but its probe is not: %w", b.Type(), err)
 	}
-	if s.cfg.probeAll {
+	if _, routes := b.(*flagos.Backend); s.cfg.probeAll && !routes {
 		// The backend's own once makes the later asks wait for this one.
+		// Not flagos's: its route may name a backend a plugin's step
+		// registers later in this phase (FLAGOS_BACKEND=acme), so it is
+		// decided when first asked, after the phase.
 		go b.Available()
 	}
 	return nil

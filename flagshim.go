@@ -74,10 +74,11 @@ func WithDefaultProbe(t driver.Tier) Option { return func(c *config) { c.defTier
 // tier, which re-executes the program, is then refused with a clear error.
 func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = true } }
 
-// WithEveryProbe makes Init start each built-in backend's probe (cuda,
-// musa, hip, flagos) as soon as its driver step has registered it, each on
-// a goroutine of its own, instead of
-// when the probe is first asked: for hosts that will show every backend
+// WithEveryProbe makes Init start each built-in vendor backend's probe
+// (cuda, musa, hip) as soon as its driver step has registered it, each on
+// a goroutine of its own, instead of when the probe is first asked (flagos
+// decides its route when first asked, once every driver step, plugins'
+// included, has registered its backend): for hosts that will show every backend
 // (the CLI's info, list and explain), which then wait for the slowest
 // driver rather than for all of them one after the other. Under the exact
 // tier this loads every vendor's library in the process even when CUDA

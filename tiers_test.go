@@ -15,6 +15,7 @@ import (
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
@@ -62,6 +63,14 @@ func TestTierChild(t *testing.T) {
 	}
 	if os.Getenv("TIER_FREE_MEMORY") != "" {
 		opts = append(opts, flagshim.WithFreeMemory())
+	}
+	if typ := os.Getenv("TIER_LATE_BACKEND"); typ != "" {
+		// A plugin's driver step that registers its backend a while after
+		// the built-in ones (whose probes WithEveryProbe has started).
+		require.NoError(t, flagshim.AddStep(flagshim.PhaseDrivers, "late", func(context.Context) error {
+			time.Sleep(300 * time.Millisecond)
+			return device.Default.Register(devicetest.New(devicetest.Config{Type: device.Type(typ), Devices: make([]devicetest.Device, 2)}))
+		}))
 	}
 	rep, err := flagshim.Init(context.Background(), opts...)
 	seen.Elapsed = time.Since(start)
@@ -243,6 +252,17 @@ func TestProbeTiers(t *testing.T) {
 		assert.Contains(t, seen.MemInfoErr, "did not learn device 0's free memory")
 		assert.Zero(t, seen.FreeMemory)
 		assert.Equal(t, 1, inits(log), "only the child ran cuInit")
+	})
+	t.Run("every probe at once: flagos routes to a backend a plugin registers later", func(t *testing.T) {
+		// The late step sleeps so that a flagos probe started when flagos
+		// registered would decide its route before "late" exists.
+		seen, _ := runTier(t, "FLAGOS_PROBE=exact", "TIER_EVERY=1", "TIER_LATE_BACKEND=late", "FLAGOS_BACKEND=late",
+			"FLAGOS_LIBCUDA_PATH="+filepath.Join(fakes.missing, "libcuda.so.1"))
+		require.Empty(t, seen.InitErr)
+		assert.True(t, seen.Backends["late"].Available, seen.Backends["late"].Reason)
+		assert.True(t, seen.Backends["flagos"].Available, "flagos: %s", seen.Backends["flagos"].Reason)
+		assert.Equal(t, 2, seen.Backends["flagos"].Devices)
+		assert.True(t, seen.AliasActive, "no CUDA, and flagos has late's devices")
 	})
 	t.Run("presence never initializes a driver", func(t *testing.T) {
 		// No MTML and no /dev/mtgpu* here: the presence tier finds no MUSA
