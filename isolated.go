@@ -233,13 +233,16 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 		go func() { _ = cmd.Wait(); children.done() }() // reap it; its teardown is not this call's
 		return *a.facts, nil
 	}
+	if timedOut {
+		// Killed, but a driver stuck in the kernel (an ioctl that does
+		// not return) keeps even a killed process from exiting: it is
+		// reaped in the background, never waited for here.
+		go func() { _ = cmd.Wait(); children.done() }()
+		return driver.Facts{}, &childError{vendor: t, step: a.step, stderr: stderr.String(), timedOut: iso.timeout}
+	}
 	werr := cmd.Wait()
 	children.done()
 	ce := &childError{vendor: t, step: a.step, stderr: stderr.String()}
-	if timedOut {
-		ce.timedOut = iso.timeout
-		return driver.Facts{}, ce
-	}
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
