@@ -76,11 +76,11 @@ func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = tr
 
 // WithEveryProbe makes Init start each built-in vendor backend's probe
 // (cuda, musa, hip) as soon as its driver step has registered it, each on
-// a goroutine of its own, instead of when the probe is first asked (flagos
-// decides its route when first asked, once every driver step, plugins'
-// included, has registered its backend): for hosts that will show every backend
-// (the CLI's info, list and explain), which then wait for the slowest
-// driver rather than for all of them one after the other. Under the exact
+// a goroutine of its own, instead of when the probe is first asked: for
+// hosts that will show every backend (the CLI's info, list and explain),
+// which then wait for the slowest driver rather than for all of them one
+// after the other. flagos still decides its route when first asked, once
+// every driver step (plugins' included) has registered its backend. Under the exact
 // tier this loads every vendor's library in the process even when CUDA
 // answers; without it, Init asks only what the alias rule needs (cuda,
 // then flagos's route when there is no CUDA).

@@ -26,21 +26,23 @@ import (
 // this process. The way ollama isolates GPU discovery.
 //
 // Protocol: the parent runs os.Executable() with FLAGSHIM_PROBE_CHILD set
-// to "<parent pid>:<vendor>" ("<parent pid>:<vendor>:memory" to learn each
-// device's free memory too, WithFreeMemory) and a pipe as file descriptor
-// 3. The child
-// (child.go, dispatched from this package's init before main runs) loads
-// that one driver exactly and writes, one line each, "step <C function>"
-// before each call of the load, then "facts <JSON of driver.Facts>", and
-// exits. The parent reads until the pipe closes or FLAGOS_PROBE_TIMEOUT has
-// passed (then it kills the child): the last step a dead child reported is
-// where its driver crashed or hung. Every vendor's child runs at once.
+// to "<parent pid>:<vendor>" (with ":memory" after it to learn each
+// device's free memory too, WithFreeMemory) and a pipe as file descriptor 3.
+// The child (child.go, dispatched from this package's init before main
+// runs) loads that one driver exactly and writes, one line each, "step <C
+// function>" before each call of the load, then "facts <JSON of
+// driver.Facts>", and exits. The parent reads until the facts line, the
+// pipe's end or FLAGOS_PROBE_TIMEOUT (then it kills the child): the last
+// step a dead child reported is where its driver crashed or hung. Every
+// vendor's child runs at once.
 //
 // The answer is taken as soon as the facts line arrives: the child's exit
 // (a driver's teardown: about 55 ms after cuInit on an H200) and anything
 // its driver spawned that still holds the pipe or stderr (a helper daemon
-// inheriting the descriptors) are not waited for. The child is reaped in
-// the background; waiting on its stderr is bounded by childWaitDelay.
+// inheriting the descriptors) are not waited for. So is a child killed on
+// the timeout, which a driver stuck in the kernel can keep from exiting.
+// Such children are reaped in the background (reap.go); waiting on a dead
+// child's stderr is bounded by childWaitDelay.
 
 // probeChildEnv marks a probe child; see child.go.
 const probeChildEnv = "FLAGSHIM_PROBE_CHILD"
@@ -193,6 +195,7 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 	}
 	w.Close()
 	children.add()
+	reapLater := func() { go func() { _ = cmd.Wait(); children.done() }() }
 
 	type answer struct {
 		facts *driver.Facts
@@ -229,16 +232,13 @@ func (iso *isolation) run(t device.Type) (driver.Facts, error) {
 		_ = r.Close() // the scanner stops even if something the child spawned holds the pipe
 		a = <-lines
 	}
-	if a.facts != nil && !timedOut {
-		go func() { _ = cmd.Wait(); children.done() }() // reap it; its teardown is not this call's
-		return *a.facts, nil
-	}
 	if timedOut {
-		// Killed, but a driver stuck in the kernel (an ioctl that does
-		// not return) keeps even a killed process from exiting: it is
-		// reaped in the background, never waited for here.
-		go func() { _ = cmd.Wait(); children.done() }()
+		reapLater()
 		return driver.Facts{}, &childError{vendor: t, step: a.step, stderr: stderr.String(), timedOut: iso.timeout}
+	}
+	if a.facts != nil {
+		reapLater()
+		return *a.facts, nil
 	}
 	werr := cmd.Wait()
 	children.done()

@@ -112,11 +112,17 @@ func (b *Backend) library() *libState {
 	return b.lib
 }
 
-func (b *Backend) spec() dl.Spec {
-	l := b.v.Library
+// where is where the library is looked for: WithLibrary's, else the
+// vendor's.
+func (b *Backend) where() Library {
 	if b.o.lib != nil {
-		l = *b.o.lib
+		return *b.o.lib
 	}
+	return b.v.Library
+}
+
+func (b *Backend) spec() dl.Spec {
+	l := b.where()
 	return dl.Spec{Name: l.Name, EnvVar: l.EnvVar, Sonames: l.Sonames, Dirs: l.Dirs, Getenv: b.o.getenv}
 }
 

@@ -15,11 +15,7 @@ import (
 // not loaded, and the answer says why. ok is false when the library should
 // be opened as usual.
 func (b *Backend) withoutNodes() (ls *libState, ok bool) {
-	spec := b.spec()
-	l := b.v.Library
-	if b.o.lib != nil {
-		l = *b.o.lib
-	}
+	l := b.where()
 	if len(l.Nodes) == 0 || (l.EnvVar != "" && b.o.getenv(l.EnvVar) != "") {
 		return nil, false
 	}
@@ -33,7 +29,7 @@ func (b *Backend) withoutNodes() (ls *libState, ok bool) {
 		missing = "none of " + strings.Join(l.Nodes, ", ") + " is a character device"
 	}
 	found := "no " + l.Name + " was found either"
-	path, attempts, err := dl.Find(spec)
+	path, attempts, err := dl.Find(b.spec())
 	if err == nil {
 		found = path + " was found and not loaded"
 	}

@@ -155,13 +155,15 @@ func TestGPUModuleParallel(t *testing.T) {
 
 var benchModule = sync.OnceValues(func() (device.LoadedModule, error) { return gpu().LoadModule(0, []byte(gpuPTX), "bench.ptx") })
 
-func benchGPULaunch(b *testing.B, kernel string, args func(p device.Ptr) []any) {
+// benchKernel is gpu.ptx's function name, loaded once, and a 64-byte
+// buffer for its pointer arguments, freed when b ends.
+func benchKernel(b *testing.B, name string) (device.Function, device.Ptr) {
 	be := gpuBackend(b)
 	m, err := benchModule()
 	if err != nil {
 		b.Fatal(err)
 	}
-	fn, err := m.Function(kernel)
+	fn, err := m.Function(name)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -169,7 +171,21 @@ func benchGPULaunch(b *testing.B, kernel string, args func(p device.Ptr) []any) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Free(0, p)
+	b.Cleanup(func() { _ = be.Free(0, p) })
+	return fn, p
+}
+
+// nop3Args and nop8Args are the arguments of gpu.ptx's nop3 and nop8 for a
+// buffer p: what scripts/cfloor.c passes too.
+func nop3Args(p device.Ptr) []any { return []any{p, p + 8, uint32(1000)} }
+
+func nop8Args(p device.Ptr) []any {
+	return []any{p, p + 8, uint32(1000), uint32(7), uint64(1 << 40), uint64(3), float32(0.5), float64(2.5)}
+}
+
+func benchGPULaunch(b *testing.B, kernel string, args func(p device.Ptr) []any) {
+	be := gpuBackend(b)
+	fn, p := benchKernel(b, kernel)
 	a := args(p) // built once: a launch then allocates nothing
 	b.ReportAllocs()
 	for b.Loop() {
@@ -184,14 +200,8 @@ func benchGPULaunch(b *testing.B, kernel string, args func(p device.Ptr) []any) 
 
 // BenchmarkGPULaunch3Args queues empty kernels; the time is the launch's
 // (marshalling, context, cuLaunchKernel), the queue drained at the end.
-func BenchmarkGPULaunch3Args(b *testing.B) {
-	benchGPULaunch(b, "nop3", func(p device.Ptr) []any { return []any{p, p + 8, uint32(1000)} })
-}
+func BenchmarkGPULaunch3Args(b *testing.B) { benchGPULaunch(b, "nop3", nop3Args) }
 
-func BenchmarkGPULaunch8Args(b *testing.B) {
-	benchGPULaunch(b, "nop8", func(p device.Ptr) []any {
-		return []any{p, p + 8, uint32(1000), uint32(7), uint64(1 << 40), uint64(3), float32(0.5), float64(2.5)}
-	})
-}
+func BenchmarkGPULaunch8Args(b *testing.B) { benchGPULaunch(b, "nop8", nop8Args) }
 
 var one = [3]uint32{1, 1, 1}

@@ -51,27 +51,10 @@ func BenchmarkGPUPaired(b *testing.B) {
 		b.Fatalf("cfloor_open(testdata/gpu.ptx) = %d", int32(rc))
 	}
 
-	m, err := benchModule()
-	if err != nil {
-		b.Fatal(err)
-	}
-	nop3, err := m.Function("nop3")
-	if err != nil {
-		b.Fatal(err)
-	}
-	nop8, err := m.Function("nop8")
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := be.Alloc(0, 64)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.Free(0, p)
-	args3 := []any{p, p + 8, uint32(1000)}
-	args8 := []any{p, p + 8, uint32(1000), uint32(7), uint64(1 << 40), uint64(3), float32(0.5), float64(2.5)}
-	launch := func(fn device.Function, args []any) func() error {
-		return func() error { return be.Launch(0, fn, one, one, 0, args...) }
+	launch := func(kernel string, args func(device.Ptr) []any) func() error {
+		fn, p := benchKernel(b, kernel)
+		a := args(p)
+		return func() error { return be.Launch(0, fn, one, one, 0, a...) }
 	}
 
 	// op numbers are scripts/cfloor.c's enum op.
@@ -84,8 +67,8 @@ func BenchmarkGPUPaired(b *testing.B) {
 	}{
 		{"SetCurrent", 0, 20000, func() error { return be.SetCurrent(0) }, false},
 		{"Synchronize", 1, 2000, func() error { return be.Synchronize(0) }, false},
-		{"Launch3Args", 3, 200, launch(nop3, args3), true},
-		{"Launch8Args", 4, 200, launch(nop8, args8), true},
+		{"Launch3Args", 3, 200, launch("nop3", nop3Args), true},
+		{"Launch8Args", 4, 200, launch("nop8", nop8Args), true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			goSlice := func() float64 {

@@ -22,7 +22,6 @@ _EM = {3: "EM_386", 8: "EM_MIPS", 20: "EM_PPC", 21: "EM_PPC64", 22: "EM_S390", 4
 # elsewhere any machine passes.
 _HOST_EM = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
 
-
 # Program header types a message may name, DT_FLAGS_1 and its DF_1_PIE bit,
 # and the bound on the PT_DYNAMIC entries read (internal/dl/elfcheck.go).
 _PT = {0: "PT_NULL", 1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 5: "PT_SHLIB", 6: "PT_PHDR",
@@ -45,82 +44,81 @@ def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[s
     host_class, host_data = (2 if bits == 64 else 1), (1 if sys.byteorder == "little" else 2)
     host_em = _HOST_EM.get(platform.machine().lower()) if bits == 64 else None
     ehdr, phent, shent = (64, 56, 64) if host_class == 2 else (52, 32, 40)
-
-    def why() -> Optional[str]:
-        if size < 16 or len(head) < 16:
-            return f"{size} bytes, too short for an ELF header (truncated?)"
-        if head[:4] != b"\x7fELF":
-            return f"not an ELF file (starts with {head[:4]!r})"
-        if head[4] != host_class:
-            return (f"ELF class {_ELFCLASS.get(head[4], head[4])}, but this process ({bits}-bit Python) needs "
-                    f"{_ELFCLASS[host_class]}")
-        if head[5] != host_data:
-            return f"byte order {_ELFDATA.get(head[5], head[5])}, but this process needs {_ELFDATA[host_data]}"
-        if head[6] != 1:
-            return f"ELF version {head[6]}, want EV_CURRENT (1)"
-        if len(head) < ehdr:
-            return f"{size} bytes, too short for an ELF header (truncated?)"
-        order = "<" if host_data == 1 else ">"
-        word = "Q" if host_class == 2 else "I"
-        (typ, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = struct.unpack(
-            f"{order}HHI{word}{word}{word}IHHHHHH", head[16:ehdr])
-        if typ != 3:
-            return f"ELF type {_ET.get(typ, typ)}, not a shared library (ET_DYN)"
-        if host_em is not None and machine != host_em:
-            return (f"built for {_EM.get(machine, machine)}, but this process ({platform.machine()}) runs on "
-                    f"{_EM[host_em]}")
-        if phnum == 0:
-            return "no program headers"
-        if phentsize != phent:
-            return f"program header size {phentsize}, want {phent}"
-        if phoff > size or phnum * phentsize > size - phoff:
-            return (f"program header table at {phoff:#x} ({phnum} entries) ends past the end of the file "
+    if size < 16 or len(head) < 16:
+        return f"{size} bytes, too short for an ELF header (truncated?)"
+    if head[:4] != b"\x7fELF":
+        return f"not an ELF file (starts with {head[:4]!r})"
+    if head[4] != host_class:
+        return (f"ELF class {_ELFCLASS.get(head[4], head[4])}, but this process ({bits}-bit Python) needs "
+                f"{_ELFCLASS[host_class]}")
+    if head[5] != host_data:
+        return f"byte order {_ELFDATA.get(head[5], head[5])}, but this process needs {_ELFDATA[host_data]}"
+    if head[6] != 1:
+        return f"ELF version {head[6]}, want EV_CURRENT (1)"
+    if len(head) < ehdr:
+        return f"{size} bytes, too short for an ELF header (truncated?)"
+    order = "<" if host_data == 1 else ">"
+    word = "Q" if host_class == 2 else "I"
+    (typ, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = struct.unpack(
+        f"{order}HHI{word}{word}{word}IHHHHHH", head[16:ehdr])
+    if typ != 3:
+        return f"ELF type {_ET.get(typ, typ)}, not a shared library (ET_DYN)"
+    if host_em is not None and machine != host_em:
+        return (f"built for {_EM.get(machine, machine)}, but this process ({platform.machine()}) runs on "
+                f"{_EM[host_em]}")
+    if phnum == 0:
+        return "no program headers"
+    if phentsize != phent:
+        return f"program header size {phentsize}, want {phent}"
+    if phoff > size or phnum * phentsize > size - phoff:
+        return (f"program header table at {phoff:#x} ({phnum} entries) ends past the end of the file "
+                f"({size} bytes): truncated or corrupt")
+    if shoff:
+        n = shnum or 1  # the real count is in section 0's sh_size
+        if shentsize != shent:
+            return f"section header size {shentsize}, want {shent}"
+        if shoff > size or n * shentsize > size - shoff:
+            return (f"section header table at {shoff:#x} ({n} entries) ends past the end of the file "
                     f"({size} bytes): truncated or corrupt")
-        if shoff:
-            n = shnum or 1  # the real count is in section 0's sh_size
-            if shentsize != shent:
-                return f"section header size {shentsize}, want {shent}"
-            if shoff > size or n * shentsize > size - shoff:
-                return (f"section header table at {shoff:#x} ({n} entries) ends past the end of the file "
-                        f"({size} bytes): truncated or corrupt")
-        return segments(order, phoff, phnum)
-
-    def segments(order: str, phoff: int, phnum: int) -> Optional[str]:
-        # p_type, p_offset, p_filesz of each program header.
-        table = read(phoff, phnum * phent)
-        if len(table) < phnum * phent:
-            return f"program header table at {phoff:#x} is cut short: truncated or corrupt"
-        progs = []
-        for i in range(phnum):
-            e = table[i * phent:(i + 1) * phent]
-            if host_class == 2:
-                typ, _, off, _, _, filesz = struct.unpack(f"{order}IIQQQQ", e[:40])
-            else:
-                typ, off, _, _, filesz = struct.unpack(f"{order}IIIII", e[:20])
-            if off > size or filesz > size - off:
-                return (f"segment {i} ({_PT.get(typ, hex(typ))}) covers [{off:#x}, {off:#x}+{filesz:#x}) of the "
-                        f"file, which has {size} bytes: truncated or corrupt")
-            progs.append((typ, off, filesz))
-        if not any(typ == _PT_LOAD for typ, _, _ in progs):
-            return "no loadable segment"
-        for typ, off, filesz in progs:
-            if typ == _PT_DYNAMIC and dyn_flags1(order, off, filesz) & _DF_1_PIE:
-                return "a position-independent executable (DF_1_PIE), not a shared library"
-        return None
-
-    def dyn_flags1(order: str, off: int, filesz: int) -> int:
-        ent = 16 if host_class == 2 else 8
-        n = min(filesz // ent, _MAX_DYN_ENTRIES)
-        buf = read(off, n * ent)
-        fmt = f"{order}{'QQ' if ent == 16 else 'II'}"
-        for i in range(len(buf) // ent):
-            tag, val = struct.unpack(fmt, buf[i * ent:(i + 1) * ent])
-            if tag == _DT_NULL:
-                return 0
-            if tag == _DT_FLAGS_1:
-                return val
-        return 0
-
-    return why()
+    return _segments(read, size, order, host_class == 2, phoff, phnum, phent)
 
 
+def _segments(read: Callable[[int, int], bytes], size: int, order: str, wide: bool, phoff: int, phnum: int,
+              phent: int) -> Optional[str]:
+    """Why the program headers (phnum of phent bytes at phoff; wide: ELF64)
+    do not describe a shared library inside the file; None when they do."""
+    table = read(phoff, phnum * phent)
+    if len(table) < phnum * phent:
+        return f"program header table at {phoff:#x} is cut short: truncated or corrupt"
+    progs = []  # (p_type, p_offset, p_filesz)
+    for i in range(phnum):
+        e = table[i * phent:(i + 1) * phent]
+        if wide:
+            typ, _, off, _, _, filesz = struct.unpack(f"{order}IIQQQQ", e[:40])
+        else:
+            typ, off, _, _, filesz = struct.unpack(f"{order}IIIII", e[:20])
+        if off > size or filesz > size - off:
+            return (f"segment {i} ({_PT.get(typ, hex(typ))}) covers [{off:#x}, {off:#x}+{filesz:#x}) of the "
+                    f"file, which has {size} bytes: truncated or corrupt")
+        progs.append((typ, off, filesz))
+    if not any(typ == _PT_LOAD for typ, _, _ in progs):
+        return "no loadable segment"
+    for typ, off, filesz in progs:
+        if typ == _PT_DYNAMIC and _dyn_flags1(read, order, wide, off, filesz) & _DF_1_PIE:
+            return "a position-independent executable (DF_1_PIE), not a shared library"
+    return None
+
+
+def _dyn_flags1(read: Callable[[int, int], bytes], order: str, wide: bool, off: int, filesz: int) -> int:
+    """DT_FLAGS_1 of the PT_DYNAMIC segment at off (0 when absent), reading
+    at most _MAX_DYN_ENTRIES entries."""
+    ent = 16 if wide else 8
+    buf = read(off, min(filesz // ent, _MAX_DYN_ENTRIES) * ent)
+    fmt = f"{order}{'QQ' if wide else 'II'}"
+    for i in range(len(buf) // ent):
+        tag, val = struct.unpack(fmt, buf[i * ent:(i + 1) * ent])
+        if tag == _DT_NULL:
+            return 0
+        if tag == _DT_FLAGS_1:
+            return val
+    return 0

@@ -43,7 +43,9 @@ func main() {
 }
 
 // raw is cfloor-probe.c's work in Go: dlopen, cuInit, the count, and each
-// device's handle, name and memory, on a locked thread.
+// device's handle, name and memory, on a locked thread. Like the C floor it
+// opens the bare soname, unchecked: it measures a floor, it is not the
+// library's loader.
 func raw() int {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
