@@ -38,21 +38,25 @@ func (r *reaper) done() {
 // while the child is still tearing its driver down (about 55 ms after
 // cuInit on an H200); a program that exits right after Init and does not
 // want a child to outlive it (the CLI) calls this last.
-func WaitProbeChildren(timeout time.Duration) int {
-	children.mu.Lock()
-	if children.n == 0 {
-		children.mu.Unlock()
+func WaitProbeChildren(timeout time.Duration) int { return children.wait(timeout) }
+
+// wait waits until r counts no child, at most timeout, and returns the
+// count then.
+func (r *reaper) wait(timeout time.Duration) int {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.mu.Unlock()
 		return 0
 	}
-	idle := children.idle
-	children.mu.Unlock()
+	idle := r.idle
+	r.mu.Unlock()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case <-idle:
 	case <-t.C:
 	}
-	children.mu.Lock()
-	defer children.mu.Unlock()
-	return children.n
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
 }

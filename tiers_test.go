@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
@@ -40,13 +43,40 @@ type tierSeen struct {
 	// (FAKE_INIT_HELPER=TIER_HELPER) was still running once every backend
 	// had answered.
 	HelperAlive bool
-	// ChildrenLeft is what WaitProbeChildren returned (TIER_WAIT_CHILDREN:
-	// the longest wait).
-	ChildrenLeft int
+	// ProbeChildUnreaped says whether the probe child that loaded the fake
+	// driver (the helper's parent) was still this process's child, not yet
+	// reaped, when Init returned.
+	ProbeChildUnreaped bool
+	// ChildrenAtOnce is what WaitProbeChildren(0) returned right after
+	// Init, and ChildrenLeft what it returned then with the longest wait
+	// (both asked when TIER_WAIT_CHILDREN gives that wait).
+	ChildrenAtOnce, ChildrenLeft int
+	// CLIExit is cli.Run's status for the arguments in TIER_CLI (run before
+	// Init, which then returns the CLI's report), and ChildrenAfterRun what
+	// WaitProbeChildren(0) returned right after it.
+	CLIExit, ChildrenAfterRun int
 	// FreeMemory and MemInfoErr are cuda's MemInfo(0) (TIER_MEMINFO), asked
 	// after everything else.
 	FreeMemory uint64
 	MemInfoErr string
+}
+
+// isUnreapedChild says whether the pid written in file is a child of this
+// process that has not been reaped: running, or a zombie (its /proc entry
+// is there, its parent is this process).
+func isUnreapedChild(file string) bool {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(raw)), "stat"))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	f := strings.Fields(rest)
+	return len(f) > 1 && f[1] == strconv.Itoa(os.Getpid())
 }
 
 // TestTierChild runs Init under the environment its parent chose and
@@ -72,8 +102,19 @@ func TestTierChild(t *testing.T) {
 			return device.Default.Register(devicetest.New(devicetest.Config{Type: device.Type(typ), Devices: make([]devicetest.Device, 2)}))
 		}))
 	}
+	if args := os.Getenv("TIER_CLI"); args != "" {
+		seen.CLIExit = cli.Run(strings.Fields(args), io.Discard, io.Discard)
+		seen.ChildrenAfterRun = flagshim.WaitProbeChildren(0)
+	}
 	rep, err := flagshim.Init(context.Background(), opts...)
 	seen.Elapsed = time.Since(start)
+	if p := os.Getenv("TIER_HELPER"); p != "" {
+		seen.ProbeChildUnreaped = isUnreapedChild(p + ".parent")
+	}
+	wait := os.Getenv("TIER_WAIT_CHILDREN")
+	if wait != "" {
+		seen.ChildrenAtOnce = flagshim.WaitProbeChildren(0)
+	}
 	if err != nil {
 		seen.InitErr = err.Error()
 	}
@@ -115,10 +156,10 @@ func TestTierChild(t *testing.T) {
 		_, exited := os.Stat(p + ".exited")
 		seen.HelperAlive = started == nil && errors.Is(exited, os.ErrNotExist)
 	}
-	if d := os.Getenv("TIER_WAIT_CHILDREN"); d != "" {
-		wait, err := time.ParseDuration(d)
+	if wait != "" {
+		d, err := time.ParseDuration(wait)
 		require.NoError(t, err)
-		seen.ChildrenLeft = flagshim.WaitProbeChildren(wait)
+		seen.ChildrenLeft = flagshim.WaitProbeChildren(d)
 	}
 	if os.Getenv("TIER_MEMINFO") != "" {
 		seen.MemInfoErr = "no memory interface"
@@ -226,8 +267,24 @@ func TestProbeTiers(t *testing.T) {
 		require.NoError(t, err, "the fake's init ran in the probe child and spawned its helper")
 		assert.True(t, seen.HelperAlive, "the answer came only after the helper holding the child's descriptors exited")
 		// The helper keeps the child's stderr for 20 s; reaping the child
-		// waits for that at most childWaitDelay (2 s).
+		// waits for that at most childWaitDelay (2 s): the child was still
+		// counted when Init returned, and reaped within the longer wait.
+		assert.True(t, seen.ProbeChildUnreaped, "Init returned after the probe child had been reaped")
+		assert.GreaterOrEqual(t, seen.ChildrenAtOnce, 1, "WaitProbeChildren(0) right after Init did not count the child being reaped")
 		assert.Zero(t, seen.ChildrenLeft, "WaitProbeChildren: a child stayed unreaped while its helper held stderr")
+	})
+	t.Run("the CLI returns only once its probe children are reaped", func(t *testing.T) {
+		// The same helper keeps the child from being reaped for 2 s after
+		// its answer (the case above): cli.Run waits for that.
+		helper := filepath.Join(dltest.PrivateDir(t), "helper")
+		t.Cleanup(func() { _ = os.WriteFile(helper+".release", nil, 0o600) })
+		seen, _ := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda,
+			"FAKE_CUDA_INIT_HELPER="+helper, "TIER_CLI=info")
+		assert.Equal(t, 0, seen.CLIExit)
+		assert.Equal(t, "isolated", seen.Probe, "Init returned the report of the CLI's own Init")
+		_, err := os.Stat(helper + ".pid")
+		require.NoError(t, err, "the fake's init ran in the probe child and spawned its helper")
+		assert.Zero(t, seen.ChildrenAfterRun, "a probe child outlived cli.Run")
 	})
 	t.Run("isolated children learn free memory only when asked", func(t *testing.T) {
 		inits := func(log []string) int {
@@ -304,6 +361,20 @@ func TestProbeTiers(t *testing.T) {
 		assert.False(t, m.Available)
 		assert.Contains(t, m.Reason, "did not return within 300ms (FLAGOS_PROBE_TIMEOUT) in muInit")
 		assert.Less(t, seen.Elapsed, 15*time.Second, "Init did not wait for the driver")
+	})
+	t.Run("isolated: a child killed on the timeout is reaped after Init returns", func(t *testing.T) {
+		// The hung driver's helper holds the killed child's stderr, so its
+		// reaping takes childWaitDelay (2 s): Init must not wait for that,
+		// as it must not for a child stuck in the kernel.
+		helper := filepath.Join(dltest.PrivateDir(t), "helper")
+		t.Cleanup(func() { _ = os.WriteFile(helper+".release", nil, 0o600) })
+		seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=isolated", "FLAGOS_PROBE_TIMEOUT=300ms", "FAKE_MUSA_INIT_SLEEP_MS=20000",
+			"FAKE_MUSA_INIT_HELPER="+helper, "TIER_HELPER="+helper, "TIER_WAIT_CHILDREN=15s")...)
+		require.Empty(t, seen.InitErr)
+		assert.Contains(t, seen.Backends["musa"].Reason, "did not return within 300ms (FLAGOS_PROBE_TIMEOUT) in muInit")
+		assert.True(t, seen.ProbeChildUnreaped, "Init returned only after the killed child had been reaped")
+		assert.GreaterOrEqual(t, seen.ChildrenAtOnce, 1, "WaitProbeChildren(0) right after Init did not count the killed child")
+		assert.Zero(t, seen.ChildrenLeft, "the killed child was never reaped")
 	})
 	t.Run("exact: a driver that hangs in init times out", func(t *testing.T) {
 		seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=exact", "FLAGOS_PROBE_TIMEOUT=300ms", "FAKE_MUSA_INIT_SLEEP_MS=20000")...)

@@ -3,14 +3,18 @@
  * count the devices and read each one's name and memory, as `flagshim info`
  * with FLAGOS_PROBE=exact does at least. scripts/probe-bench.py times it
  * against flagshim and nvidia-smi -L; scripts/proc-split.py reads the
- * "MONO <main start> <main end>" line it writes to stderr (CLOCK_MONOTONIC,
- * ns) to split its cost into start-up, main and exit. Build: cc -O2 -o
+ * "MONO <main start> <main end> <threads>" line it writes to stderr
+ * (CLOCK_MONOTONIC, ns; the threads it has then) to split its cost into start-up, main and exit. CFLOOR_EXIT=_exit ends it without
+ * the libraries' destructors, as Go's os.Exit does. Build: cc -O2 -o
  * cfloor-probe scripts/cfloor-probe.c -ldl
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static long long mono(void) {
 	struct timespec ts;
@@ -38,6 +42,17 @@ int main(void) {
 		if (get(&d, i) || name(buf, sizeof buf, d) || mem(&bytes, d)) return 1;
 		printf("cuda:%d: %s (%zu bytes)\n", i, buf, bytes);
 	}
-	fprintf(stderr, "MONO %lld %lld\n", start, mono());
+	long long end = mono();
+	int threads = 0;
+	DIR *task = opendir("/proc/self/task");
+	for (struct dirent *e; task && (e = readdir(task));)
+		threads += e->d_name[0] != '.';
+	if (task) closedir(task);
+	fprintf(stderr, "MONO %lld %lld %d\n", start, end, threads);
+	const char *how = getenv("CFLOOR_EXIT");
+	if (how && !strcmp(how, "_exit")) { /* skip the libraries' destructors, as Go's os.Exit does */
+		fflush(stdout);
+		_exit(0);
+	}
 	return 0;
 }

@@ -9,9 +9,12 @@ flagshim info under FLAGOS_PROBE=exact (procsplit cli info) and the Go runtime
 alone (procsplit noop). Each program writes "MONO <main start> <main end>"
 (CLOCK_MONOTONIC ns) to stderr; this script reads the same clock around
 spawn and wait. Rounds are interleaved, the order reversed every other
-round; medians in milliseconds.
+round; medians in milliseconds. The line also gives the threads the process
+has at the end of main.
 
-  scripts/proc-split.py [ROUNDS]     # from the repository root, .gpu/cfloor-probe and .gpu/procsplit built
+  scripts/proc-split.py [ROUNDS]       # from the repository root, .gpu/cfloor-probe and .gpu/procsplit built
+  scripts/proc-split.py ROUNDS exit    # and how the way out changes the exit: C's _exit,
+                                       # Go through libc's exit, Go ending the cuInit thread
 """
 import os
 import re
@@ -22,16 +25,25 @@ import time
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 25
 PS = os.path.abspath(".gpu/procsplit")
+CF = os.path.abspath(".gpu/cfloor-probe")
 CMDS = [
-    ("C floor (cfloor-probe)", [os.path.abspath(".gpu/cfloor-probe")], {}),
+    ("C floor (cfloor-probe)", [CF], {}),
     ("Go floor (procsplit raw)", [PS, "raw"], {}),
     ("exact: flagshim info", [PS, "cli", "info"], {"FLAGOS_PROBE": "exact"}),
     ("Go runtime alone", [PS, "noop"], {}),
 ]
+if "exit" in sys.argv[2:]:  # how the way out changes the exit
+    CMDS += [
+        ("C floor, _exit", [CF], {"CFLOOR_EXIT": "_exit"}),
+        ("Go floor, libc exit", [PS, "raw"], {"PROCSPLIT_EXIT": "libc"}),
+        ("Go floor, cuInit thread ended", [PS, "raw-thread"], {}),
+        ("exact info, libc exit", [PS, "cli", "info"], {"FLAGOS_PROBE": "exact", "PROCSPLIT_EXIT": "libc"}),
+    ]
 
 
 def main():
     parts = {name: ([], [], []) for name, _, _ in CMDS}
+    threads = {name: set() for name, _, _ in CMDS}
     for r in range(ROUNDS):
         for name, argv, extra in CMDS if r % 2 == 0 else CMDS[::-1]:
             env = dict(os.environ)
@@ -39,18 +51,20 @@ def main():
             spawn = time.monotonic_ns()
             p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             reaped = time.monotonic_ns()
-            m = re.search(r"^MONO (\d+) (\d+)$", p.stderr, re.M)
+            m = re.search(r"^MONO (\d+) (\d+) (-?\d+)$", p.stderr, re.M)
             if p.returncode != 0 or not m:
                 sys.exit(f"{name}: exit {p.returncode}, no MONO line: {p.stderr.strip()[:300]}")
             begin, end = int(m.group(1)), int(m.group(2))
+            threads[name].add(int(m.group(3)))
             for acc, v in zip(parts[name], (begin - spawn, end - begin, reaped - end)):
                 acc.append(v / 1e6)
-    print(f"{'':26s} {'start':>7s} {'main':>7s} {'exit':>7s} {'total':>7s}   (ms, medians of {ROUNDS} interleaved rounds)")
+    print(f"{'':32s} {'start':>7s} {'main':>7s} {'exit':>7s} {'total':>7s} threads   (ms, medians of {ROUNDS} interleaved rounds)")
     med = {}
     for name, _, _ in CMDS:
         s, m, e = (statistics.median(x) for x in parts[name])
         med[name] = (s, m, e, statistics.median([a + b + c for a, b, c in zip(*parts[name])]))
-        print(f"{name:26s} {s:7.1f} {m:7.1f} {e:7.1f} {med[name][3]:7.1f}")
+        seen = "/".join(str(t) for t in sorted(threads[name]))
+        print(f"{name:32s} {s:7.1f} {m:7.1f} {e:7.1f} {med[name][3]:7.1f} {seen:>7s}")
     c, g, f = med[CMDS[0][0]], med[CMDS[1][0]], med[CMDS[2][0]]
     print()
     print(f"flagshim info / C floor, whole process: {f[3] / c[3]:.3f} (goal <= 1.05)")

@@ -32,14 +32,51 @@ func main() {
 	case mode == "noop" && len(os.Args) == 2:
 	case mode == "raw" && len(os.Args) == 2:
 		code = raw()
+	case mode == "raw-thread" && len(os.Args) == 2:
+		// raw on a goroutine that ends locked, so the runtime ends its
+		// thread with it: the thread that ran cuInit is gone before exit.
+		done := make(chan int)
+		go func() {
+			runtime.LockOSThread()
+			done <- raw()
+		}()
+		code = <-done
 	case mode == "cli" && len(os.Args) > 2:
 		code = cli.Run(os.Args[2:], io.Discard, os.Stderr)
 	default:
-		fmt.Fprintln(os.Stderr, "usage: procsplit noop | raw | cli ARGS...")
+		fmt.Fprintln(os.Stderr, "usage: procsplit noop | raw | raw-thread | cli ARGS...")
 		os.Exit(2)
 	}
-	fmt.Fprintf(os.Stderr, "MONO %d %d\n", start, mono())
+	end := mono()
+	fmt.Fprintf(os.Stderr, "MONO %d %d %d\n", start, end, threads())
+	if os.Getenv("PROCSPLIT_EXIT") == "libc" {
+		libcExit(code)
+	}
 	os.Exit(code)
+}
+
+// threads counts the process's threads at the end of main.
+func threads() int {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+// libcExit ends the process through libc's exit(3), which runs the loaded
+// libraries' destructors (libcuda's included) as a C program's return from
+// main does; os.Exit skips them.
+func libcExit(code int) {
+	libc, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err == nil {
+		var exit uintptr
+		if exit, err = purego.Dlsym(libc, "exit"); err == nil {
+			purego.SyscallN(exit, uintptr(code))
+		}
+	}
+	fmt.Fprintln(os.Stderr, "libc exit:", err)
+	os.Exit(1)
 }
 
 // raw is cfloor-probe.c's work in Go: dlopen, cuInit, the count, and each
