@@ -173,38 +173,29 @@ static int fake_await_init(const char *path) {
 	return 0;
 }
 
-/* fake_write_pid writes v in decimal to path, async-signal-safely. */
-static void fake_write_pid(const char *path, long v) {
-	char buf[32];
-	int n = 0;
-	for (; v > 0 && n < (int)sizeof buf; v /= 10) buf[n++] = (char)('0' + v % 10);
-	for (int i = 0; i < n / 2; i++) { char t = buf[i]; buf[i] = buf[n - 1 - i]; buf[n - 1 - i] = t; }
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd >= 0) { ssize_t w = write(fd, buf, (size_t)n); (void)w; close(fd); }
-}
-
 /* fake_spawn_helper forks a process that outlives the caller's use of the
  * driver, as a runtime's helper daemon would, holding every descriptor it
- * inherited: it writes the pid of the process that loaded the driver to
- * <prefix>.parent, then its own to <prefix>.pid, and exits once
+ * inherited: it writes its pid to <prefix>.pid and exits once
  * <prefix>.release exists, or after 20 s. Only async-signal-safe calls
  * after the fork: the caller may be multi-threaded. */
 static void fake_spawn_helper(const char *prefix) {
-	char pidfile[4096], parentfile[4096], release[4096], exited[4096];
+	char pidfile[4096], release[4096], exited[4096];
 	snprintf(pidfile, sizeof pidfile, "%s.pid", prefix);
-	snprintf(parentfile, sizeof parentfile, "%s.parent", prefix);
 	snprintf(release, sizeof release, "%s.release", prefix);
 	snprintf(exited, sizeof exited, "%s.exited", prefix);
-	long parent = getpid();
 	pid_t pid = fork();
 	if (pid != 0) return;
-	fake_write_pid(parentfile, parent);
-	fake_write_pid(pidfile, getpid());
+	char buf[32];
+	int n = 0;
+	for (long v = getpid(); v > 0 && n < (int)sizeof buf; v /= 10) buf[n++] = (char)('0' + v % 10);
+	for (int i = 0; i < n / 2; i++) { char t = buf[i]; buf[i] = buf[n - 1 - i]; buf[n - 1 - i] = t; }
+	int fd = open(pidfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) { ssize_t w = write(fd, buf, (size_t)n); (void)w; close(fd); }
 	for (int i = 0; i < 20000 && access(release, F_OK) != 0; i++) {
 		struct timespec ts = { 0, 1000000L };
 		nanosleep(&ts, NULL);
 	}
-	int fd = open(exited, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fd = open(exited, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd >= 0) close(fd);
 	_exit(0);
 }
