@@ -9,6 +9,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/internal/onecpu"
 )
 
 // The child side of the isolated probe (isolated.go). It runs from this
@@ -37,6 +38,10 @@ func probeChild(t device.Type, freeMemory bool, out *os.File) int {
 		return 3
 	}
 	defer out.Close()
+	// A process that initializes a driver and exits: on one CPU its exit
+	// is cheaper (internal/onecpu), and the parent waits for it. Best
+	// effort: a child that cannot be pinned answers all the same.
+	_, _ = onecpu.Pin()
 	var v *driver.Vendor
 	for _, vd := range vendors {
 		if vd.v.Type == t {

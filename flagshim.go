@@ -16,6 +16,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/logging"
+	"github.com/flagos-ai/flagshim/internal/onecpu"
 	"github.com/flagos-ai/flagshim/phases"
 	"github.com/flagos-ai/flagshim/probe"
 )
@@ -52,6 +53,7 @@ type config struct {
 	noChildren bool
 	probeAll   bool // WithEveryProbe
 	freeMemory bool // WithFreeMemory
+	oneCPU     bool // WithOneCPU
 }
 
 // WithLogger sets the logger flagshim and its drivers log to. Without it the
@@ -94,6 +96,19 @@ func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 // from the management library anyway; the exact tier learns it on
 // MemInfo.
 func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
+
+// WithOneCPU is for a program that initializes drivers and exits soon after
+// (a command, like the flagshim CLI): where a driver is initialized in this
+// process (the exact and presence tiers), Init first keeps the whole process
+// on the CPU it runs on, for the rest of its life. A process that
+// initialized CUDA pays at its exit for every CPU it ran on, about 1.5-2 ms
+// each on an H200, and a Go program runs on several: on one CPU flagshim
+// info's exit takes what a C program's does (docs/benchmarks.md). The
+// isolated tier's children always keep to one CPU each; the parent, which
+// initializes no driver, is left as it is. Best effort: where the affinity
+// cannot be set, Init goes on (FLAGOS_LOG=debug says why). A long-running
+// host must not use it.
+func WithOneCPU() Option { return func(c *config) { c.oneCPU = true } }
 
 // shim is one set of registries with its plan: the process has one (std);
 // tests make their own so that cases share no state.
@@ -273,6 +288,9 @@ func (s *shim) run(ctx context.Context) error {
 	s.plan.SetLogger(s.log)
 	if set.tier == driver.TierIsolated {
 		s.iso = newIsolation(set.timeout, s.log, s.cfg.freeMemory)
+	} else if s.cfg.oneCPU {
+		cpu, err := onecpu.Pin()
+		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))
 	}
 
 	start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/internal/onecpu"
 )
 
 // tierSeen is what a child saw of each vendor backend under a probe tier.
@@ -50,6 +52,9 @@ type tierSeen struct {
 	// Init, which then returns the CLI's report), and ChildrenAfterRun what
 	// WaitProbeChildren(0) returned right after it.
 	CLIExit, ChildrenAfterRun int
+	// CPUs is how many CPUs the process may run on once everything was
+	// asked (internal/onecpu.Count).
+	CPUs int
 	// FreeMemory and MemInfoErr are cuda's MemInfo(0) (TIER_MEMINFO), asked
 	// after everything else.
 	FreeMemory uint64
@@ -70,6 +75,9 @@ func TestTierChild(t *testing.T) {
 	}
 	if os.Getenv("TIER_FREE_MEMORY") != "" {
 		opts = append(opts, flagshim.WithFreeMemory())
+	}
+	if os.Getenv("TIER_ONE_CPU") != "" {
+		opts = append(opts, flagshim.WithOneCPU())
 	}
 	if typ := os.Getenv("TIER_LATE_BACKEND"); typ != "" {
 		// A plugin's driver step that registers its backend a while after
@@ -156,6 +164,8 @@ func TestTierChild(t *testing.T) {
 			}
 		}
 	}
+	seen.CPUs, err = onecpu.Count()
+	require.NoError(t, err)
 	raw, err := json.Marshal(seen)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(os.Getenv("TIER_OUT"), raw, 0o600))
@@ -202,6 +212,56 @@ func fakeHelper(t *testing.T) string {
 		t.Errorf("the fake driver's helper did not exit within 5 s of its release")
 	})
 	return helper
+}
+
+// TestOneCPU: a process that initializes a driver and exits keeps to one
+// CPU there (WithOneCPU, the CLI, the isolated child), and only there.
+func TestOneCPU(t *testing.T) {
+	buildFakes(t) // skips, saying why, without a C compiler
+	all, err := onecpu.Count()
+	require.NoError(t, err)
+	if all < 2 {
+		t.Skipf("this machine lets the test run on %d CPU: one CPU or all of them look the same", all)
+	}
+	cpusAtInit := func(t *testing.T, env ...string) (tierSeen, int) {
+		t.Helper()
+		file := filepath.Join(dltest.PrivateDir(t), "cpus")
+		seen, _ := runTier(t, append([]string{"FLAGOS_LIBCUDA_PATH=" + fakes.cuda, "FAKE_CUDA_INIT_CPUS=" + file}, env...)...)
+		require.Empty(t, seen.InitErr)
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err, "the fake's cuInit ran")
+		n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		require.NoError(t, err)
+		return seen, n
+	}
+	t.Run("exact with WithOneCPU: cuInit runs on one CPU and the process stays there", func(t *testing.T) {
+		seen, n := cpusAtInit(t, "FLAGOS_PROBE=exact", "TIER_ONE_CPU=1")
+		assert.Equal(t, 1, n)
+		assert.Equal(t, 1, seen.CPUs)
+	})
+	t.Run("presence with WithOneCPU: the process keeps to one CPU too", func(t *testing.T) {
+		seen, _ := runTier(t, "FLAGOS_PROBE=presence", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "TIER_ONE_CPU=1")
+		require.Empty(t, seen.InitErr)
+		assert.Equal(t, 1, seen.CPUs)
+	})
+	t.Run("exact without it: the process is left as it was", func(t *testing.T) {
+		seen, n := cpusAtInit(t, "FLAGOS_PROBE=exact")
+		assert.Equal(t, all, n)
+		assert.Equal(t, all, seen.CPUs)
+	})
+	t.Run("isolated: the child keeps to one CPU, the parent is left as it was", func(t *testing.T) {
+		for _, env := range [][]string{{"FLAGOS_PROBE=isolated"}, {"FLAGOS_PROBE=isolated", "TIER_ONE_CPU=1"}} {
+			seen, n := cpusAtInit(t, env...)
+			assert.Equal(t, 1, n, "%v: the child's cuInit", env)
+			assert.Equal(t, all, seen.CPUs, "%v: the parent", env)
+			assert.True(t, seen.Backends["cuda"].Available, seen.Backends["cuda"].Reason)
+		}
+	})
+	t.Run("the CLI asks for it", func(t *testing.T) {
+		seen, n := cpusAtInit(t, "TIER_CLI=info --probe exact")
+		assert.Equal(t, 0, seen.CLIExit)
+		assert.Equal(t, 1, n)
+	})
 }
 
 func TestProbeTiers(t *testing.T) {

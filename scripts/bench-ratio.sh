@@ -28,7 +28,7 @@ build)
 	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/driver.test ./driver
-	${CC:-cc} -O2 -Wall -o .gpu/cfloor-probe scripts/cfloor-probe.c -ldl
+	${CC:-cc} -O2 -Wall -o .gpu/cfloor-probe scripts/cfloor-probe.c -ldl -lpthread
 	CGO_ENABLED=0 go build -trimpath -o .gpu/flagshim ./cmd/flagshim
 	CGO_ENABLED=0 go build -trimpath -o .gpu/procsplit ./scripts/procsplit
 	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/driver.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit

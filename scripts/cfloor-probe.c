@@ -4,12 +4,19 @@
  * with FLAGOS_PROBE=exact does at least. scripts/probe-bench.py times it
  * against flagshim and nvidia-smi -L; scripts/proc-split.py reads the
  * "MONO <main start> <main end> <threads>" line it writes to stderr
- * (CLOCK_MONOTONIC, ns; the threads it has then) to split its cost into start-up, main and exit. CFLOOR_EXIT=_exit ends it without
- * the libraries' destructors, as Go's os.Exit does. Build: cc -O2 -o
- * cfloor-probe scripts/cfloor-probe.c -ldl
+ * (CLOCK_MONOTONIC, ns; the threads it has then) to split its cost into
+ * start-up, main and exit.
+ *
+ * CFLOOR_EXIT=_exit ends it without the libraries' destructors, as Go's
+ * os.Exit does; CFLOOR_THREADS=N starts N idle threads first, as a Go
+ * runtime has, and CFLOOR_JOIN=1 ends them after the probe, before main's
+ * end.
+ *
+ * Build: cc -O2 -o cfloor-probe scripts/cfloor-probe.c -ldl -lpthread
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +29,24 @@ static long long mono(void) {
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static volatile int quit;
+
+static void *idle(void *arg) {
+	(void)arg;
+	while (!quit) {
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
 int main(void) {
 	long long start = mono();
+	const char *extra = getenv("CFLOOR_THREADS"); /* idle threads, as a Go runtime has */
+	int nextra = extra ? atoi(extra) : 0;
+	pthread_t idlers[64];
+	if (nextra > 64) nextra = 64;
+	for (int i = 0; i < nextra; i++) pthread_create(&idlers[i], NULL, idle, NULL);
 	const char *path = getenv("FLAGOS_LIBCUDA_PATH");
 	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
@@ -41,6 +64,10 @@ int main(void) {
 		size_t bytes;
 		if (get(&d, i) || name(buf, sizeof buf, d) || mem(&bytes, d)) return 1;
 		printf("cuda:%d: %s (%zu bytes)\n", i, buf, bytes);
+	}
+	if (getenv("CFLOOR_JOIN")) { /* the idle threads end before main does */
+		quit = 1;
+		for (int i = 0; i < nextra; i++) pthread_join(idlers[i], NULL);
 	}
 	long long end = mono();
 	int threads = 0;

@@ -13,8 +13,11 @@ round; medians in milliseconds. The line also gives the threads the process
 has at the end of main.
 
   scripts/proc-split.py [ROUNDS]       # from the repository root, .gpu/cfloor-probe and .gpu/procsplit built
-  scripts/proc-split.py ROUNDS exit    # and how the way out changes the exit: C's _exit,
-                                       # Go through libc's exit, Go ending the cuInit thread
+  scripts/proc-split.py ROUNDS exit    # and what changes the exit: C's _exit, Go through libc's
+                                       # exit, Go ending the cuInit thread, C with idle threads (ended
+                                       # or not), Go with one P, Go ending its idle threads
+  scripts/proc-split.py ROUNDS affinity  # and the same programs pinned to one or two CPUs
+  scripts/proc-split.py ROUNDS pair      # only the C floor and exact info, one after the other (ABAB)
 """
 import os
 import re
@@ -38,18 +41,43 @@ if "exit" in sys.argv[2:]:  # how the way out changes the exit
         ("Go floor, libc exit", [PS, "raw"], {"PROCSPLIT_EXIT": "libc"}),
         ("Go floor, cuInit thread ended", [PS, "raw-thread"], {}),
         ("exact info, libc exit", [PS, "cli", "info"], {"FLAGOS_PROBE": "exact", "PROCSPLIT_EXIT": "libc"}),
+        ("C floor, 5 idle threads", [CF], {"CFLOOR_THREADS": "5"}),
+        ("C floor, 5 threads ended", [CF], {"CFLOOR_THREADS": "5", "CFLOOR_JOIN": "1"}),
+        ("Go floor, GOMAXPROCS=1", [PS, "raw"], {"GOMAXPROCS": "1"}),
+        ("Go floor, shed before", [PS, "raw"], {"PROCSPLIT_SHED": "before"}),
+        ("Go floor, shed after", [PS, "raw"], {"PROCSPLIT_SHED": "after"}),
+        ("exact info, shed after", [PS, "cli", "info"], {"FLAGOS_PROBE": "exact", "PROCSPLIT_SHED": "after"}),
     ]
+if "affinity" in sys.argv[2:]:  # the same on fewer CPUs ("@cpus": how many, the highest allowed)
+    CMDS += [
+        ("C floor, 5 idle threads", [CF], {"CFLOOR_THREADS": "5"}),
+        ("C floor, 1 CPU", [CF], {"@cpus": "1"}),
+        ("C floor, 5 idle threads, 1 CPU", [CF], {"CFLOOR_THREADS": "5", "@cpus": "1"}),
+        ("Go floor, 1 CPU", [PS, "raw"], {"@cpus": "1"}),
+        ("Go floor, 2 CPUs", [PS, "raw"], {"@cpus": "2"}),
+        ("exact info, 1 CPU", [PS, "cli", "info"], {"FLAGOS_PROBE": "exact", "@cpus": "1"}),
+    ]
+PAIR = "pair" in sys.argv[2:]  # only the C floor and exact info, one after the other (ABAB)
+if PAIR:
+    CMDS = CMDS[0:1] + CMDS[2:3]
+ALLOWED = sorted(os.sched_getaffinity(0), reverse=True)
+
+
+def pinner(extra):
+    n = int(extra.get("@cpus", 0))
+    return (lambda: os.sched_setaffinity(0, ALLOWED[:n])) if n else None
 
 
 def main():
     parts = {name: ([], [], []) for name, _, _ in CMDS}
     threads = {name: set() for name, _, _ in CMDS}
     for r in range(ROUNDS):
-        for name, argv, extra in CMDS if r % 2 == 0 else CMDS[::-1]:
+        for name, argv, extra in CMDS if r % 2 == 0 or PAIR else CMDS[::-1]:
             env = dict(os.environ)
-            env.update(extra)
+            env.update({k: v for k, v in extra.items() if not k.startswith("@")})
             spawn = time.monotonic_ns()
-            p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=pinner(extra))
             reaped = time.monotonic_ns()
             m = re.search(r"^MONO (\d+) (\d+) (-?\d+)$", p.stderr, re.M)
             if p.returncode != 0 or not m:
@@ -65,6 +93,11 @@ def main():
         med[name] = (s, m, e, statistics.median([a + b + c for a, b, c in zip(*parts[name])]))
         seen = "/".join(str(t) for t in sorted(threads[name]))
         print(f"{name:32s} {s:7.1f} {m:7.1f} {e:7.1f} {med[name][3]:7.1f} {seen:>7s}")
+    if PAIR:
+        c, f = med[CMDS[0][0]], med[CMDS[1][0]]
+        print(f"\nflagshim info / C floor, whole process: {f[3] / c[3]:.3f} (goal <= 1.05); start +{f[0] - c[0]:.1f}, "
+              f"main +{f[1] - c[1]:.1f}, exit +{f[2] - c[2]:.1f} ms")
+        return
     c, g, f = med[CMDS[0][0]], med[CMDS[1][0]], med[CMDS[2][0]]
     print()
     print(f"flagshim info / C floor, whole process: {f[3] / c[3]:.3f} (goal <= 1.05)")

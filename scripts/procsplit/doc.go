@@ -12,7 +12,8 @@
 //
 // PROCSPLIT_EXIT=libc ends the process through libc's exit(3), which runs
 // the libraries' destructors as C's return from main does, instead of
-// os.Exit, which does not.
+// os.Exit, which does not. PROCSPLIT_SHED=before or after ends the Go
+// runtime's idle threads before or after the work (counted in main).
 //
 // It is a measuring tool for the GPU machine, not part of the library.
 package main

@@ -28,6 +28,10 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
+	shedWhen := os.Getenv("PROCSPLIT_SHED")
+	if shedWhen == "before" {
+		shed()
+	}
 	switch {
 	case mode == "noop" && len(os.Args) == 2:
 	case mode == "raw" && len(os.Args) == 2:
@@ -47,12 +51,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: procsplit noop | raw | raw-thread | cli ARGS...")
 		os.Exit(2)
 	}
+	if shedWhen == "after" {
+		shed()
+	}
 	end := mono()
 	fmt.Fprintf(os.Stderr, "MONO %d %d %d\n", start, end, threads())
 	if os.Getenv("PROCSPLIT_EXIT") == "libc" {
 		libcExit(code)
 	}
 	os.Exit(code)
+}
+
+// shed ends the Go runtime's idle threads: with main locked to its thread
+// and one P, each goroutine that ends locked to the thread it ran on takes
+// that thread with it, until no count drops (the main thread, sysmon, the
+// template thread LockOSThread starts and one more remain).
+func shed() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for n, same := threads(), 0; same < 2; {
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(done)
+		}()
+		<-done
+		runtime.Gosched()
+		if m := threads(); m < n {
+			n, same = m, 0
+		} else {
+			same++
+		}
+	}
 }
 
 // threads counts the process's threads at the end of main.

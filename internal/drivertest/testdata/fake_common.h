@@ -30,6 +30,8 @@
  *                          and exits once <prefix>.release exists (at most 20 s),
  *                          creating <prefix>.exited first
  *   FAKE_RAW_COUNT=N       cuDeviceGetCount answers N, unchecked (a broken driver)
+ *   FAKE_INIT_CPUS=/abs/file  cuInit writes there how many CPUs its thread may
+ *                          run on (its affinity), one line
  *
  * Modules and memory (module section below). Device memory is host memory
  * (calloc); CUdeviceptr is its address. Every allocation and module global is
@@ -56,6 +58,10 @@
  * returns *_ERROR_INVALID_CONTEXT.
  */
 #pragma GCC diagnostic ignored "-Wunused-function"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,8 +206,20 @@ static void fake_spawn_helper(const char *prefix) {
 	_exit(0);
 }
 
+/* fake_write_cpus writes to path how many CPUs the calling thread may run on. */
+static void fake_write_cpus(const char *path) {
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+	FILE *f = fopen(path, "w");
+	if (!f) return;
+	fprintf(f, "%d\n", CPU_COUNT(&set));
+	fclose(f);
+}
+
 static int fake_init(unsigned int flags) {
 	fake_log("init");
+	const char *cpus = fake_getenv("INIT_CPUS");
+	if (cpus && *cpus) fake_write_cpus(cpus);
 	const char *helper = fake_getenv("INIT_HELPER");
 	if (helper && *helper) fake_spawn_helper(helper);
 	const char *await = fake_getenv("INIT_AWAIT");
