@@ -35,17 +35,9 @@ func TestPinChild(t *testing.T) {
 	if os.Getenv("ONECPU_CHILD") == "" {
 		t.Skip("runs only as the child process of TestPin")
 	}
-	// Threads that exist before the pin: goroutines locked to their own.
 	release := make(chan struct{})
-	ready := make(chan struct{})
-	for range 4 {
-		go func() {
-			runtime.LockOSThread()
-			ready <- struct{}{}
-			<-release
-		}()
-		<-ready
-	}
+	defer close(release)
+	lockedThreads(4, release) // threads that exist before the pin
 	before := len(affinities(t))
 	cpu, err := Pin()
 	require.NoError(t, err)
@@ -54,15 +46,7 @@ func TestPinChild(t *testing.T) {
 	for tid, set := range affinities(t) {
 		assert.Equal(t, want, set, "thread %d", tid)
 	}
-	// Threads started after it inherit it.
-	for range 4 {
-		go func() {
-			runtime.LockOSThread()
-			ready <- struct{}{}
-			<-release
-		}()
-		<-ready
-	}
+	lockedThreads(4, release) // threads started after it inherit it
 	after := affinities(t)
 	assert.GreaterOrEqual(t, len(after), before, "the test started threads")
 	for tid, set := range after {
@@ -71,7 +55,20 @@ func TestPinChild(t *testing.T) {
 	n, err := Count()
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	close(release)
+}
+
+// lockedThreads starts n goroutines, each locked to a thread of its own
+// until release is closed, and returns once they all hold one.
+func lockedThreads(n int, release <-chan struct{}) {
+	ready := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			ready <- struct{}{}
+			<-release
+		}()
+		<-ready
+	}
 }
 
 func TestPin(t *testing.T) {
