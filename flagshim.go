@@ -98,14 +98,15 @@ func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 
 // WithOneCPU is for a program that initializes drivers and exits soon after
-// (a command, like the flagshim CLI): where a driver is initialized in this
-// process (the exact and presence tiers), Init first keeps the whole process
-// on the CPU it runs on, for the rest of its life. A process that
+// (a command, like the flagshim CLI): in the exact tier, which initializes
+// every driver in this process, Init first keeps the whole process on the
+// CPU it runs on, for the rest of its life. A process that
 // initialized CUDA pays at its exit for every CPU it ran on, about 1.5-2 ms
 // each on an H200, and a Go program runs on several: on one CPU flagshim
 // info's exit takes what a C program's does (docs/benchmarks.md). The
 // isolated tier's children always keep to one CPU each; the parent, which
-// initializes no driver, is left as it is. Best effort: where the affinity
+// initializes no driver, is left as it is, and so is a presence-tier
+// process (NVML's init was not measured to gain from it). Best effort: where the affinity
 // cannot be set, Init goes on (FLAGOS_LOG=debug says why). A long-running
 // host must not use it.
 func WithOneCPU() Option { return func(c *config) { c.oneCPU = true } }
@@ -288,7 +289,7 @@ func (s *shim) run(ctx context.Context) error {
 	s.plan.SetLogger(s.log)
 	if set.tier == driver.TierIsolated {
 		s.iso = newIsolation(set.timeout, s.log, s.cfg.freeMemory)
-	} else if s.cfg.oneCPU {
+	} else if s.cfg.oneCPU && set.tier == driver.TierExact {
 		cpu, err := onecpu.Pin()
 		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))
 	}
