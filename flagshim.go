@@ -100,15 +100,15 @@ func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 // WithOneCPU is for a program that initializes drivers and exits soon after
 // (a command, like the flagshim CLI): in the exact tier, which initializes
 // every driver in this process, Init first keeps the whole process on the
-// CPU it runs on, for the rest of its life. A process that
-// initialized CUDA pays at its exit for every CPU it ran on, about 1.5-2 ms
-// each on an H200, and a Go program runs on several: on one CPU flagshim
-// info's exit takes what a C program's does (docs/benchmarks.md). The
-// isolated tier's children always keep to one CPU each; the parent, which
-// initializes no driver, is left as it is, and so is a presence-tier
-// process (NVML's init was not measured to gain from it). Best effort: where the affinity
-// cannot be set, Init goes on (FLAGOS_LOG=debug says why). A long-running
-// host must not use it.
+// CPU it runs on, for the rest of its life. A process that initialized CUDA
+// pays at its exit for every CPU it ran on, about 1.5-2 ms each on an H200,
+// and a Go program runs on several: on one CPU flagshim info's exit takes
+// what a C program's does (docs/benchmarks.md). The isolated tier's children
+// always keep to one CPU each; the parent, which initializes no driver, is
+// left as it is, and so is a presence-tier process (NVML's init was not
+// measured to gain from it). Best effort: where the affinity cannot be set,
+// Init goes on (FLAGOS_LOG=debug says why). A long-running host must not
+// use it.
 func WithOneCPU() Option { return func(c *config) { c.oneCPU = true } }
 
 // shim is one set of registries with its plan: the process has one (std);

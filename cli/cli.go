@@ -35,8 +35,8 @@ const childGrace = 5 * time.Second
 // written), 2 on bad usage. It returns once the isolated probe's children
 // it started have exited (at most a few seconds after the output). It is
 // meant to be the last thing a program does: where it initializes a driver
-// in the process (--probe exact), it keeps the process on one
-// CPU from then on (flagshim.WithOneCPU), which makes the exit cheaper.
+// in the process (--probe exact), it keeps the process on one CPU from then
+// on (flagshim.WithOneCPU), which makes the exit cheaper.
 func Run(args []string, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	code := run(args, out, stderr)
