@@ -82,9 +82,9 @@ func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = tr
 // hosts that will show every backend (the CLI's info, list and explain),
 // which then wait for the slowest driver rather than for all of them one
 // after the other. flagos still decides its route when first asked, once
-// every driver step (plugins' included) has registered its backend. Under the exact
-// tier this loads every vendor's library in the process even when CUDA
-// answers; without it, Init asks only what the alias rule needs (cuda,
+// every driver step (plugins' included) has registered its backend. Under
+// the exact tier this loads every vendor's library in the process even when
+// CUDA answers; without it, Init asks only what the alias rule needs (cuda,
 // then flagos's route when there is no CUDA).
 func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 
@@ -106,9 +106,9 @@ func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 // what a C program's does (docs/benchmarks.md). The isolated tier's children
 // always keep to one CPU each; the parent, which initializes no driver, is
 // left as it is, and so is a presence-tier process (its exit is cheap
-// anyway, 0.3 ms on the H200, and 1.8 ms on one CPU). Best effort: where the affinity cannot be set,
-// Init goes on (FLAGOS_LOG=debug says why). A long-running host must not
-// use it.
+// anyway, 0.3 ms on the H200, and 1.8 ms on one CPU). Best effort: where
+// the affinity cannot be set, Init goes on (FLAGOS_LOG=debug says why). A
+// long-running host must not use it.
 func WithOneCPU() Option { return func(c *config) { c.oneCPU = true } }
 
 // shim is one set of registries with its plan: the process has one (std);

@@ -35,10 +35,11 @@ build)
 	;;
 paired)
 	counts=${2:-5}
+	root=$PWD # absolute and without "..": the benchmark checks the library's path before it opens it
 	logs=${OUT:-.gpu/logs}
 	mkdir -p "$logs"
 	log=$logs/bench-paired.log
-	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$PWD/../../.gpu/libcfloor.so ../../.gpu/drivers_cuda.test -test.run '^$' \
+	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$root/.gpu/libcfloor.so ../../.gpu/drivers_cuda.test -test.run '^$' \
 		-test.bench 'GPUPaired' -test.benchmem -test.benchtime 2s -test.count "$counts") | tee "$log" | grep '^Benchmark'
 	echo "== medians of $counts counts: Go ns/op, C ns/op, the median of the slices' Go/C ratios"
 	awk '

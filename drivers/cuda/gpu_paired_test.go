@@ -12,6 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // BenchmarkGPUPaired measures each hot path against the C floor inside one
@@ -29,19 +30,21 @@ import (
 // scripts/bench-ratio.sh paired builds the library and runs this with
 // FLAGSHIM_CFLOOR_LIB set.
 func BenchmarkGPUPaired(b *testing.B) {
-	path := os.Getenv("FLAGSHIM_CFLOOR_LIB")
-	if path == "" {
-		b.Skip("FLAGSHIM_CFLOOR_LIB is unset: build libcfloor.so with scripts/bench-ratio.sh build and run scripts/bench-ratio.sh paired")
+	const cfloorEnv = "FLAGSHIM_CFLOOR_LIB"
+	if os.Getenv(cfloorEnv) == "" {
+		b.Skip(cfloorEnv + " is unset: build libcfloor.so with scripts/bench-ratio.sh build and run scripts/bench-ratio.sh paired")
 	}
 	be := gpuBackend(b)
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	// Checked as the library's own loader checks a driver: it is code this
+	// process will run.
+	lib, err := dl.Open(dl.Spec{Name: "libcfloor", EnvVar: cfloorEnv})
 	if err != nil {
-		b.Fatalf("FLAGSHIM_CFLOOR_LIB: %v", err)
+		b.Fatal(err)
 	}
 	sym := func(name string) uintptr {
-		p, err := purego.Dlsym(lib, name)
+		p, err := lib.Sym(name)
 		if err != nil {
-			b.Fatalf("%s: %v", path, err)
+			b.Fatal(err)
 		}
 		return p
 	}

@@ -134,6 +134,13 @@ class TestLibrary(unittest.TestCase):
     def check(self, path):
         return support.result(self, CHECK, args=[path])
 
+    def assertCheckRefused(self, path, *words):
+        """The check alone (no load) refuses path, naming each of words."""
+        got = self.check(path)
+        self.assertEqual(got[0], "LibraryError", got)
+        for w in words:
+            self.assertIn(w, got[1])
+
     def assertRefused(self, got, *words):
         self.assertEqual(got[0], "LibraryError", got)
         self.assertTrue(got[2] and got[3], "LibraryError is an ImportError and a flagshim.Error")
@@ -316,9 +323,7 @@ class TestLibrary(unittest.TestCase):
 
     def test_pie_flag_refused(self):
         path = self.minimal_elf(support.private_dir(), flags1=0x08000000)
-        got = self.check(path)
-        self.assertEqual(got[0], "LibraryError", got)
-        self.assertIn("a position-independent executable (DF_1_PIE), not a shared library", got[1])
+        self.assertCheckRefused(path, "a position-independent executable (DF_1_PIE), not a shared library")
 
     def test_pie_executable_refused(self):
         # A real PIE is ET_DYN like a library; only its dynamic section
@@ -336,15 +341,12 @@ class TestLibrary(unittest.TestCase):
 
     def test_no_loadable_segment(self):
         path = self.minimal_elf(support.private_dir(), load_type=4)  # PT_NOTE
-        got = self.check(path)
-        self.assertEqual(got[0], "LibraryError", got)
-        self.assertIn("no loadable segment", got[1])
+        self.assertCheckRefused(path, "no loadable segment")
 
     def test_segment_past_the_end(self):
         path = self.minimal_elf(support.private_dir(), dyn_size=4096)
-        got = self.check(path)
-        self.assertEqual(got[0], "LibraryError", got)
-        self.assertIn("segment 1 (PT_DYNAMIC) covers [0xb0, 0xb0+0x1000) of the file, which has 208 bytes", got[1])
+        self.assertCheckRefused(
+            path, "segment 1 (PT_DYNAMIC) covers [0xb0, 0xb0+0x1000) of the file, which has 208 bytes")
 
     def test_mutated_elf_never_raises(self):
         # Every mutation of a good header is refused with a reason or
