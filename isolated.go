@@ -265,19 +265,22 @@ type tail struct {
 	head, last []byte
 }
 
+// Write keeps what it can and takes all of p: a short write would stop
+// os/exec's copy and leave the child writing into a closed pipe.
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	n := len(p)
 	if room := 4096 - len(t.head); room > 0 {
-		n := min(room, len(p))
-		t.head = append(t.head, p[:n]...)
-		p = p[n:]
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
 	}
 	t.last = append(t.last, p...)
 	if len(t.last) > 1024 {
 		t.last = t.last[len(t.last)-1024:]
 	}
-	return len(p), nil
+	return n, nil
 }
 
 func (t *tail) String() string {
