@@ -26,9 +26,9 @@
  *                          returns 999 (*_ERROR_UNKNOWN) when it never does: a
  *                          test then proves two drivers' inits overlapped
  *   FAKE_INIT_HELPER=/abs/prefix  cuInit forks a helper that keeps every
- *                          inherited descriptor, writes its pid to <prefix>.pid
- *                          and exits once <prefix>.release exists (at most 20 s),
- *                          creating <prefix>.exited first
+ *                          inherited descriptor and exits once <prefix>.release
+ *                          exists (at most 20 s), creating <prefix>.exited
+ *                          first; cuInit writes its pid to <prefix>.pid
  *   FAKE_RAW_COUNT=N       cuDeviceGetCount answers N, unchecked (a broken driver)
  *   FAKE_INIT_CPUS=/abs/file  cuInit writes there how many CPUs its thread may
  *                          run on (its affinity), one line
@@ -181,22 +181,24 @@ static int fake_await_init(const char *path) {
 
 /* fake_spawn_helper forks a process that outlives the caller's use of the
  * driver, as a runtime's helper daemon would, holding every descriptor it
- * inherited: it writes its pid to <prefix>.pid and exits once
- * <prefix>.release exists, or after 20 s. Only async-signal-safe calls
- * after the fork: the caller may be multi-threaded. */
+ * inherited, and exits once <prefix>.release exists, or after 20 s. The
+ * caller writes the helper's pid to <prefix>.pid before init goes on, so
+ * the file is there whenever init has returned (written by the helper, it
+ * could come after the answer on a loaded machine). Only
+ * async-signal-safe calls in the helper: the caller may be multi-threaded. */
 static void fake_spawn_helper(const char *prefix) {
 	char pidfile[4096], release[4096], exited[4096];
 	snprintf(pidfile, sizeof pidfile, "%s.pid", prefix);
 	snprintf(release, sizeof release, "%s.release", prefix);
 	snprintf(exited, sizeof exited, "%s.exited", prefix);
 	pid_t pid = fork();
-	if (pid != 0) return;
-	char buf[32];
-	int n = 0;
-	for (long v = getpid(); v > 0 && n < (int)sizeof buf; v /= 10) buf[n++] = (char)('0' + v % 10);
-	for (int i = 0; i < n / 2; i++) { char t = buf[i]; buf[i] = buf[n - 1 - i]; buf[n - 1 - i] = t; }
-	int fd = open(pidfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd >= 0) { ssize_t w = write(fd, buf, (size_t)n); (void)w; close(fd); }
+	if (pid < 0) return;
+	if (pid > 0) {
+		FILE *f = fopen(pidfile, "w");
+		if (f) { fprintf(f, "%ld", (long)pid); fclose(f); }
+		return;
+	}
+	int fd;
 	for (int i = 0; i < 20000 && access(release, F_OK) != 0; i++) {
 		struct timespec ts = { 0, 1000000L };
 		nanosleep(&ts, NULL);
