@@ -6,53 +6,43 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
-	"github.com/flagos-ai/flagshim/drivers/hip"
-	"github.com/flagos-ai/flagshim/drivers/musa"
 	"github.com/flagos-ai/flagshim/presence"
 )
 
-// vendor is one built-in driver: its description and its presence tier.
-type vendor struct {
-	v        *driver.Vendor
-	presence func(...presence.Option) func(*driver.Backend) driver.Facts
-}
-
-// vendors are the built-in drivers, in registration order.
-var vendors = []vendor{
-	{cuda.Vendor, cuda.Presence},
-	{musa.Vendor, musa.Presence},
-	{hip.Vendor, hip.Presence},
-}
-
-// driverSteps are the built-in steps of the drivers phase: each registers a
-// backend and its original probe. They open nothing: the vendor drivers load
-// their libraries on first use, and flagos decides its route on first use,
-// after plugins' drivers steps have registered their backends.
+// driverSteps are the built-in steps of the drivers phase: one per
+// registered vendor (drivers.Vendors: flagshim's own, then those other
+// modules registered), each registering a backend and its original probe,
+// then flagos. They open nothing: the vendor drivers load their libraries
+// on first use, and flagos decides its route on first use, after plugins'
+// drivers steps have registered their backends.
 func (s *shim) driverSteps() []step {
 	var steps []step
-	for _, vd := range vendors {
-		steps = append(steps, step{PhaseDrivers, string(vd.v.Type), func(context.Context) error {
-			return s.registerBackend(driver.New(vd.v, s.vendorOptions(vd)...))
+	for _, v := range drivers.Vendors() {
+		steps = append(steps, step{PhaseDrivers, string(v.Type), func(context.Context) error {
+			return s.registerBackend(driver.New(v, s.vendorOptions(v)...))
 		}})
 	}
 	return append(steps, step{PhaseDrivers, string(device.FlagOS), func(context.Context) error {
-		return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log), flagos.WithGetenv(s.getenv)))
+		return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log), flagos.WithGetenv(s.getenv),
+			flagos.WithAutoOrder(drivers.AutoOrder())))
 	}})
 }
 
-// vendorOptions are a built-in driver's options under the settings: the
+// vendorOptions are a vendor driver's options under the settings: the
 // logger, the environment, the init timeout and the probe tier.
-func (s *shim) vendorOptions(vd vendor) []driver.Option {
+func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout)}
-	if vd.v.Type == device.CUDA {
+	if v.Type == device.CUDA {
 		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
 	}
 	switch s.set.tier {
-	case driver.TierPresence:
+	case tier.Presence:
 		lookup := func(k string) (string, bool) {
 			v := s.getenv(k)
 			if v == "" {
@@ -60,9 +50,9 @@ func (s *shim) vendorOptions(vd vendor) []driver.Option {
 			}
 			return v, true
 		}
-		opts = append(opts, driver.WithFacts(vd.presence(presence.WithLookupEnv(lookup), presence.WithLogger(s.log))))
-	case driver.TierIsolated:
-		opts = append(opts, driver.WithFacts(s.iso.facts(vd.v.Type)))
+		opts = append(opts, driver.WithPresence(presence.NewEnv(presence.WithLookupEnv(lookup), presence.WithLogger(s.log))))
+	case tier.Isolated:
+		opts = append(opts, driver.WithFacts(s.iso.Facts(v.Type)))
 	}
 	return opts
 }

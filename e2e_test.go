@@ -19,9 +19,9 @@ import (
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/internal/drivertest"
 	"github.com/flagos-ai/flagshim/probe"
 )
 

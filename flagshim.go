@@ -10,11 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/internal/isolate"
 	"github.com/flagos-ai/flagshim/internal/logging"
 	"github.com/flagos-ai/flagshim/internal/onecpu"
 	"github.com/flagos-ai/flagshim/phases"
@@ -40,7 +42,7 @@ type Report struct {
 	Alias  alias.Decision
 	// Probe is the tier that answered the vendor backends' probes
 	// (FLAGOS_PROBE, or WithProbe).
-	Probe driver.Tier
+	Probe tier.Tier
 }
 
 // Option configures Init.
@@ -48,12 +50,13 @@ type Option func(*config)
 
 type config struct {
 	log        *zap.Logger
-	tier       driver.Tier // WithProbe: beats FLAGOS_PROBE
-	defTier    driver.Tier // WithDefaultProbe: when FLAGOS_PROBE is unset
+	tier       tier.Tier // WithProbe: beats FLAGOS_PROBE
+	defTier    tier.Tier // WithDefaultProbe: when FLAGOS_PROBE is unset
 	noChildren bool
-	probeAll   bool // WithEveryProbe
-	freeMemory bool // WithFreeMemory
-	oneCPU     bool // WithOneCPU
+	probeAll   bool   // WithEveryProbe
+	freeMemory bool   // WithFreeMemory
+	oneCPU     bool   // WithOneCPU
+	childExe   string // tests: the isolated tier's child binary
 }
 
 // WithLogger sets the logger flagshim and its drivers log to. Without it the
@@ -63,13 +66,13 @@ func WithLogger(l *zap.Logger) Option {
 }
 
 // WithProbe selects the probe tier, whatever FLAGOS_PROBE says (the CLI's
-// --probe): driver.TierExact, TierPresence or TierIsolated.
-func WithProbe(t driver.Tier) Option { return func(c *config) { c.tier = t } }
+// --probe): tier.Exact, TierPresence or TierIsolated.
+func WithProbe(t tier.Tier) Option { return func(c *config) { c.tier = t } }
 
 // WithDefaultProbe sets the tier used when FLAGOS_PROBE is unset: exact for
 // Go programs (the default), isolated for the CLI, presence for the C
 // library and Python, whose hosts fork.
-func WithDefaultProbe(t driver.Tier) Option { return func(c *config) { c.defTier = t } }
+func WithDefaultProbe(t tier.Tier) Option { return func(c *config) { c.defTier = t } }
 
 // WithoutChildProcesses tells Init the process is not a Go program of its
 // own (the C shared library inside a Python or C++ host): the isolated
@@ -136,7 +139,7 @@ type shim struct {
 	settingsErr error
 	// note is what a failing cuda call adds to its error (see cudaNote).
 	note atomic.Pointer[string]
-	iso  *isolation
+	iso  *isolate.Supervisor
 }
 
 func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim {
@@ -268,13 +271,13 @@ func (s *shim) run(ctx context.Context) error {
 	var errs []error
 	def := s.cfg.defTier
 	if def == "" {
-		def = driver.TierExact
+		def = tier.Exact
 	}
 	set, err := readSettings(s.getenv, def)
 	if s.cfg.tier != "" {
 		set.tier = s.cfg.tier
 	}
-	if set.tier == driver.TierIsolated && s.cfg.noChildren {
+	if set.tier == tier.Isolated && s.cfg.noChildren {
 		err = errors.Join(err, fmt.Errorf("%w: %s=isolated: the isolated tier re-executes the program, and this process is not a Go program of flagshim's (a shared library in another host): use presence or exact", ErrBadSetting, EnvProbe))
 	}
 	s.set, s.settingsErr = set, err
@@ -287,9 +290,9 @@ func (s *shim) run(ctx context.Context) error {
 		}
 	}
 	s.plan.SetLogger(s.log)
-	if set.tier == driver.TierIsolated {
-		s.iso = newIsolation(set.timeout, s.log, s.cfg.freeMemory)
-	} else if s.cfg.oneCPU && set.tier == driver.TierExact {
+	if set.tier == tier.Isolated {
+		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, Exe: s.cfg.childExe})
+	} else if s.cfg.oneCPU && set.tier == tier.Exact {
 		cpu, err := onecpu.Pin()
 		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))
 	}
@@ -298,6 +301,9 @@ func (s *shim) run(ctx context.Context) error {
 	results, err := s.plan.Run(ctx)
 	s.report.Phases = results
 	errs = append(errs, err)
+	if s.iso != nil {
+		errs = append(errs, s.iso.Err())
+	}
 	s.logProbes()
 	s.log.Info("flagshim initialised",
 		zap.Duration("duration", time.Since(start)),

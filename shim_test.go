@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -264,7 +265,7 @@ func TestIsolationLateVendor(t *testing.T) {
 	f := first(nil)
 	assert.False(t, f.Result.Available, "no such vendor")
 	late := iso.facts(device.Type("late"))
-	done := make(chan driver.Facts, 1)
+	done := make(chan tier.Facts, 1)
 	go func() { done <- late(nil) }()
 	select {
 	case f := <-done:

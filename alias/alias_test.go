@@ -6,10 +6,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/probe"
 )
 
 type stubBackend struct {

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/flagos-ai/flagshim"
-	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/logging"
 )
 
@@ -90,7 +91,7 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	}
 	// The CLI's answers are exact, but no driver is initialized in the CLI
 	// itself: a hanging or crashing driver cannot take it down.
-	s := &session{stdout: stdout, stderr: stderr, opts: []flagshim.Option{flagshim.WithDefaultProbe(driver.TierIsolated), flagshim.WithOneCPU()}}
+	s := &session{stdout: stdout, stderr: stderr, opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU()}}
 	if *verbose {
 		l, err := logging.New("info")
 		if err != nil {

@@ -6,9 +6,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver"
 )
 
 // command is one subcommand of flagshim.
@@ -185,13 +186,13 @@ func probeFlag(fs *flag.FlagSet) *string { return fs.String("probe", "", "") }
 
 // useProbe makes tier (when set) the probe tier of the session's Init,
 // whatever FLAGOS_PROBE says; a bad tier is a usage error of the command.
-func useProbe(s *session, c *command, tier string) (code int, ok bool) {
-	if tier == "" {
+func useProbe(s *session, c *command, name string) (code int, ok bool) {
+	if name == "" {
 		return exitOK, true
 	}
-	t, err := driver.ParseTier(tier, "")
+	t, err := tier.Parse(name, "")
 	if err != nil {
-		return usageError(s.stderr, c, fmt.Sprintf("%s: --probe %q: want exact, presence or isolated", c.name, tier)), false
+		return usageError(s.stderr, c, fmt.Sprintf("%s: --probe %q: want exact, presence or isolated", c.name, name)), false
 	}
 	s.opts = append(s.opts, flagshim.WithProbe(t))
 	return exitOK, true

@@ -3,13 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/flagos-ai/flagshim/driver"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim/device"
 )
@@ -113,13 +114,13 @@ func writeInfo(w io.Writer, s snapshot) error {
 }
 
 // tierMeaning says in a few words where a tier's answers come from.
-func tierMeaning(t driver.Tier) string {
+func tierMeaning(t tier.Tier) string {
 	switch t {
-	case driver.TierExact:
+	case tier.Exact:
 		return "each driver initialized in this process"
-	case driver.TierPresence:
+	case tier.Presence:
 		return "management libraries and device nodes; no driver initialized"
-	case driver.TierIsolated:
+	case tier.Isolated:
 		return "each driver initialized in a child process; none here"
 	}
 	return "unknown"

@@ -3,10 +3,11 @@ package cli
 import (
 	"fmt"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -20,7 +21,7 @@ const SchemaVersion = 1
 // and each one is documented in docs/json.md (a test checks both ways).
 type snapshot struct {
 	SchemaVersion int           `json:"schema_version"`
-	Probe         driver.Tier   `json:"probe"`
+	Probe         tier.Tier     `json:"probe"`
 	Alias         aliasJSON     `json:"alias"`
 	Backends      []backendJSON `json:"backends"`
 	Probes        []probeJSON   `json:"probes"`
@@ -43,7 +44,7 @@ type backendJSON struct {
 	Library       string            `json:"library"`
 	DriverVersion string            `json:"driver_version"`
 	RoutesTo      device.Type       `json:"routes_to,omitempty"`
-	Tier          driver.Tier       `json:"tier,omitempty"`
+	Tier          tier.Tier         `json:"tier,omitempty"`
 	Attempts      []attemptJSON     `json:"attempts"`
 	Properties    []propsJSON       `json:"properties"`
 	Extra         map[string]string `json:"extra,omitempty"` // the driver's own facts: symbols chosen, features missing, visible devices
@@ -83,7 +84,7 @@ type memInfoer interface {
 // tierer is implemented by the vendor backends of the driver core: which
 // tier answered their probe.
 type tierer interface {
-	Tier() driver.Tier
+	Tier() tier.Tier
 }
 
 type resultJSON struct {
@@ -133,7 +134,7 @@ var EnvVars = []string{
 // (about 150 ms and some device memory per GPU on an H200), which would
 // more than double what `flagshim info` costs over the driver's own init.
 func collect(rep *flagshim.Report, memory bool) snapshot {
-	memory = memory && rep.Probe != driver.TierExact
+	memory = memory && rep.Probe != tier.Exact
 	s := snapshot{
 		SchemaVersion: SchemaVersion,
 		Probe:         rep.Probe,
@@ -145,7 +146,7 @@ func collect(rep *flagshim.Report, memory bool) snapshot {
 		Phases:   []phaseJSON{},
 		Env:      []envJSON{},
 	}
-	tiers := map[device.Type]driver.Tier{}
+	tiers := map[device.Type]tier.Tier{}
 	for _, b := range device.Default.Backends() {
 		be := describeBackend(b, memory)
 		tiers[be.Type] = be.Tier

@@ -94,3 +94,9 @@ type Attempt struct {
 	Path  string // what was passed to dlopen, or the candidate that was skipped
 	Error string // "" when it opened
 }
+
+// MaxDevices is the most devices flagshim accepts from any source: a
+// driver, a management library, a probe child, device nodes. A count above
+// it is a broken (or hostile) library's, refused before anything is
+// allocated for it.
+const MaxDevices = 4096

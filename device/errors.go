@@ -9,7 +9,7 @@ import "errors"
 //
 //	if _, err := mem.Alloc(0, n); errors.Is(err, device.ErrOutOfMemory) { ... }
 //
-// A driver's own error (drivers' *driver.Error) still carries its code, name
+// A C library's own error (a *clib.Error) still carries its code, name
 // and message; these sentinels say what kind of failure it is.
 var (
 	// ErrNotAvailable: the backend cannot run work here (no library, a stub,

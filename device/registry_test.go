@@ -6,9 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flagos-ai/flagshim/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/probe"
 )
 
 // fakeBackend is a Backend with a fixed number of devices.

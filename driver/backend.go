@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/device"
@@ -58,7 +60,7 @@ type options struct {
 	lib     *Library
 	timeout time.Duration
 	step    func(string)
-	facts   func(*Backend) Facts
+	facts   func(*Backend) tier.Facts
 }
 
 // WithLogger sets the logger (load attempts at debug, the outcome at info);
@@ -222,10 +224,10 @@ func (b *Backend) Synchronize(index int) error {
 	// One transition to C for both calls, on one thread: no locked
 	// goroutine, half the cgocall cost (see ccallThen).
 	selected, synced := s.api.selectThenSynchronize(sel.args[:])
-	if err := s.api.check(selected); err != nil {
+	if err := s.api.check(s.api.selectOp(), selected); err != nil {
 		return s.opErr(s.api.selectOp(), d, err)
 	}
-	if err := s.api.check(synced); err != nil {
+	if err := s.api.check(OpSynchronize, synced); err != nil {
 		return s.opErr(OpSynchronize, d, err)
 	}
 	return nil

@@ -1,14 +1,11 @@
 package driver
 
 import (
-	"bytes"
 	"math"
 	"runtime"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
-	"github.com/flagos-ai/flagshim/internal/dl"
+	"github.com/flagos-ai/flagshim/clib"
 )
 
 // The checked layer: one method per operation. Each turns the result code
@@ -16,42 +13,39 @@ import (
 // a 32-bit legacy function wrote. Methods that need a context assume the
 // caller has locked its OS thread and made one current (context.go).
 
-// check is nil for success, else the *Error of the code.
-func (a *api) check(c int) error {
+// check is nil for success, else the *clib.Error of op's code.
+func (a *api) check(op Op, c int) error {
 	if c == 0 {
 		return nil
 	}
-	return a.errorOf(c)
+	return a.errorOf(op, c)
 }
 
-// errorOf builds the *Error of a code, asking the driver for its name and
-// message, falling back on the vendor's table.
-func (a *api) errorOf(c int) *Error {
-	e := &Error{Vendor: a.v.Type, Code: c, Name: a.errorText(OpErrorName, c), Message: a.errorText(OpErrorString, c)}
-	if e.Name == "" {
-		e.Name = a.v.ResultName(c)
+// errorOf builds the *clib.Error of op's code, asking the driver for its
+// name and message, falling back on the vendor's table.
+func (a *api) errorOf(op Op, c int) *clib.Error {
+	name := a.errorText(OpErrorName, c)
+	if name == "" {
+		name = a.v.ResultName(c)
 	}
-	if r, ok := a.v.Results[c]; ok {
-		e.is = r.Is
-	}
-	return e
+	return clib.NewError(string(a.v.Type), a.sym(op), c, name, a.errorText(OpErrorString, c), a.v.Results[c].Is...)
 }
 
 // errorText asks the driver for a code's name or message; "" when it cannot.
 func (a *api) errorText(op Op, c int) string {
-	if a.addr[op] == 0 {
+	if !a.fn[op].OK() {
 		return ""
 	}
 	var p uintptr
 	switch a.v.ErrorText {
 	case ErrorTextReturned:
-		p, _, _ = purego.SyscallN(a.addr[op], uintptr(c))
+		p = a.fn[op].Call(uintptr(c))
 	default:
-		if r, _, _ := purego.SyscallN(a.addr[op], uintptr(c), uintptr(unsafe.Pointer(&p))); code(r) != 0 {
+		if r := a.fn[op].CallCode(uintptr(c), uintptr(unsafe.Pointer(&p))); r != 0 {
 			return ""
 		}
 	}
-	return dl.GoString(p, dl.MaxCString)
+	return clib.GoString(p, clib.MaxCString)
 }
 
 // wide masks a value a 32-bit legacy function wrote into a zeroed 64-bit
@@ -75,67 +69,67 @@ func (a *api) devArg(op Op, d *devState) uintptr {
 	return uintptr(d.handle)
 }
 
-func (a *api) init() error { return a.check(a.callList(OpInit, []uintptr{0})) }
+func (a *api) init() error { return a.check(OpInit, a.callList(OpInit, []uintptr{0})) }
 
 func (a *api) driverVersion() (int, error) {
 	var v int32
-	r, _, _ := purego.SyscallN(a.addr[OpDriverVersion], uintptr(unsafe.Pointer(&v)))
-	return int(v), a.check(code(r))
+	r := a.fn[OpDriverVersion].CallCode(uintptr(unsafe.Pointer(&v)))
+	return int(v), a.check(OpDriverVersion, r)
 }
 
 func (a *api) deviceCount() (int, error) {
 	var n int32
-	r, _, _ := purego.SyscallN(a.addr[OpDeviceCount], uintptr(unsafe.Pointer(&n)))
-	return int(n), a.check(code(r))
+	r := a.fn[OpDeviceCount].CallCode(uintptr(unsafe.Pointer(&n)))
+	return int(n), a.check(OpDeviceCount, r)
 }
 
 func (a *api) deviceGet(ordinal int) (int32, error) {
 	var h int32
-	r, _, _ := purego.SyscallN(a.addr[OpDeviceGet], uintptr(unsafe.Pointer(&h)), uintptr(ordinal))
-	return h, a.check(code(r))
+	r := a.fn[OpDeviceGet].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(ordinal))
+	return h, a.check(OpDeviceGet, r)
 }
 
 func (a *api) deviceName(d *devState) (string, error) {
 	var buf [256]byte
-	r, _, _ := purego.SyscallN(a.addr[OpDeviceName], uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDeviceName, d))
-	if err := a.check(code(r)); err != nil {
+	r := a.fn[OpDeviceName].CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDeviceName, d))
+	if err := a.check(OpDeviceName, r); err != nil {
 		return "", err
 	}
-	return cString(buf[:]), nil
+	return clib.CString(buf[:]), nil
 }
 
 func (a *api) deviceTotalMem(d *devState) (uint64, error) {
 	var n uint64
-	r, _, _ := purego.SyscallN(a.addr[OpDeviceTotalMem], uintptr(unsafe.Pointer(&n)), a.devArg(OpDeviceTotalMem, d))
-	return a.wide(OpDeviceTotalMem, n), a.check(code(r))
+	r := a.fn[OpDeviceTotalMem].CallCode(uintptr(unsafe.Pointer(&n)), a.devArg(OpDeviceTotalMem, d))
+	return a.wide(OpDeviceTotalMem, n), a.check(OpDeviceTotalMem, r)
 }
 
 func (a *api) deviceAttribute(attr int, d *devState) (int, error) {
 	var v int32
-	r, _, _ := purego.SyscallN(a.addr[OpDeviceAttribute], uintptr(unsafe.Pointer(&v)), uintptr(attr), a.devArg(OpDeviceAttribute, d))
-	return int(v), a.check(code(r))
+	r := a.fn[OpDeviceAttribute].CallCode(uintptr(unsafe.Pointer(&v)), uintptr(attr), a.devArg(OpDeviceAttribute, d))
+	return int(v), a.check(OpDeviceAttribute, r)
 }
 
 func (a *api) deviceUUID(d *devState) ([16]byte, error) {
 	var u [16]byte
-	r, _, _ := purego.SyscallN(a.addr[OpDeviceUUID], uintptr(unsafe.Pointer(&u[0])), a.devArg(OpDeviceUUID, d))
-	return u, a.check(code(r))
+	r := a.fn[OpDeviceUUID].CallCode(uintptr(unsafe.Pointer(&u[0])), a.devArg(OpDeviceUUID, d))
+	return u, a.check(OpDeviceUUID, r)
 }
 
 func (a *api) devicePCIBusID(d *devState) (string, error) {
 	var buf [64]byte
-	r, _, _ := purego.SyscallN(a.addr[OpDevicePCIBusID], uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDevicePCIBusID, d))
-	if err := a.check(code(r)); err != nil {
+	r := a.fn[OpDevicePCIBusID].CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDevicePCIBusID, d))
+	if err := a.check(OpDevicePCIBusID, r); err != nil {
 		return "", err
 	}
-	return cString(buf[:]), nil
+	return clib.CString(buf[:]), nil
 }
 
 // retainPrimary is OpPrimaryCtxRetain of the device's handle.
 func (a *api) retainPrimary(d *devState) (uintptr, error) {
 	var ctx uintptr
-	r, _, _ := purego.SyscallN(a.addr[OpPrimaryCtxRetain], uintptr(unsafe.Pointer(&ctx)), a.devArg(OpPrimaryCtxRetain, d))
-	return ctx, a.check(code(r))
+	r := a.fn[OpPrimaryCtxRetain].CallCode(uintptr(unsafe.Pointer(&ctx)), a.devArg(OpPrimaryCtxRetain, d))
+	return ctx, a.check(OpPrimaryCtxRetain, r)
 }
 
 // selectOp is the operation that makes a device current under the vendor's
@@ -150,7 +144,9 @@ func (a *api) selectOp() Op {
 
 // makeCurrent selects a device on the calling (locked) thread. It allocates
 // nothing.
-func (a *api) makeCurrent(sel []uintptr) error { return a.check(a.callList(a.selectOp(), sel)) }
+func (a *api) makeCurrent(sel []uintptr) error {
+	return a.check(a.selectOp(), a.callList(a.selectOp(), sel))
+}
 
 // current is the calling thread's selection (its context, or its device
 // ordinal); ok is false when the library cannot say.
@@ -159,61 +155,63 @@ func (a *api) current() (sel uintptr, ok bool, err error) {
 	if a.v.Context == CurrentDevice {
 		op = OpGetDevice
 	}
-	if a.addr[op] == 0 {
+	if !a.fn[op].OK() {
 		return 0, false, nil
 	}
 	if a.v.Context == CurrentDevice {
 		var d int32
-		r, _, _ := purego.SyscallN(a.addr[op], uintptr(unsafe.Pointer(&d)))
-		return uintptr(d), true, a.check(code(r))
+		r := a.fn[op].CallCode(uintptr(unsafe.Pointer(&d)))
+		return uintptr(d), true, a.check(op, r)
 	}
 	var c uintptr
-	r, _, _ := purego.SyscallN(a.addr[op], uintptr(unsafe.Pointer(&c)))
-	return c, true, a.check(code(r))
+	r := a.fn[op].CallCode(uintptr(unsafe.Pointer(&c)))
+	return c, true, a.check(op, r)
 }
 
 // selectThenSynchronize selects a device (makeCurrent's call) and
 // synchronizes it in one transition to C, on one thread: the codes of both
 // (the second 0 when the selection failed). It allocates nothing.
 func (a *api) selectThenSynchronize(sel []uintptr) (selected, synced int) {
-	r1, r2 := ccallThen(a.addr[a.selectOp()], sel, a.addr[OpSynchronize])
-	return code(r1), code(r2)
+	r1, r2 := a.fn[a.selectOp()].CallThen(sel, &a.fn[OpSynchronize])
+	return clib.Code(r1), clib.Code(r2)
 }
 
 func (a *api) memGetInfo() (free, total uint64, err error) {
-	r, _, _ := purego.SyscallN(a.addr[OpMemGetInfo], uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
-	return a.wide(OpMemGetInfo, free), a.wide(OpMemGetInfo, total), a.check(code(r))
+	r := a.fn[OpMemGetInfo].CallCode(uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	return a.wide(OpMemGetInfo, free), a.wide(OpMemGetInfo, total), a.check(OpMemGetInfo, r)
 }
 
 func (a *api) memAlloc(n uint64) (uint64, error) {
 	var p uint64
-	r, _, _ := purego.SyscallN(a.addr[OpMemAlloc], uintptr(unsafe.Pointer(&p)), uintptr(n))
-	return a.wide(OpMemAlloc, p), a.check(code(r))
+	r := a.fn[OpMemAlloc].CallCode(uintptr(unsafe.Pointer(&p)), uintptr(n))
+	return a.wide(OpMemAlloc, p), a.check(OpMemAlloc, r)
 }
 
 func (a *api) memFree(p uint64) error {
-	return a.check(a.callList(OpMemFree, []uintptr{uintptr(p)}))
+	return a.check(OpMemFree, a.callList(OpMemFree, []uintptr{uintptr(p)}))
 }
 
 func (a *api) memcpyHtoD(dst uint64, src []byte) error {
-	r, _, _ := purego.SyscallN(a.addr[OpMemcpyHtoD], uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)))
-	return a.check(code(r))
+	r := a.fn[OpMemcpyHtoD].CallCode(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)))
+	return a.check(OpMemcpyHtoD, r)
 }
 
 func (a *api) memcpyDtoH(dst []byte, src uint64) error {
-	r, _, _ := purego.SyscallN(a.addr[OpMemcpyDtoH], uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
-	return a.check(code(r))
+	r := a.fn[OpMemcpyDtoH].CallCode(uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
+	return a.check(OpMemcpyDtoH, r)
 }
 
 // memHostAlloc allocates pinned host memory (flags 0: portable to the
 // allocating context).
 func (a *api) memHostAlloc(n uint64) (uintptr, error) {
 	var p uintptr
-	r, _, _ := purego.SyscallN(a.addr[OpMemHostAlloc], uintptr(unsafe.Pointer(&p)), uintptr(n), 0)
-	return p, a.check(code(r))
+	r := a.fn[OpMemHostAlloc].CallCode(uintptr(unsafe.Pointer(&p)), uintptr(n), 0)
+	return p, a.check(OpMemHostAlloc, r)
 }
 
-func (a *api) memFreeHost(p uintptr) error { return a.check(a.callList(OpMemFreeHost, []uintptr{p})) }
+func (a *api) memFreeHost(p uintptr) error {
+	return a.check(OpMemFreeHost, a.callList(OpMemFreeHost, []uintptr{p}))
+}
 
 // jitLogSize is the error-log buffer handed to OpModuleLoadDataEx.
 const jitLogSize = 8192
@@ -222,13 +220,13 @@ const jitLogSize = 8192
 // when the vendor has both, else with OpModuleLoadData; jitLog is the JIT's
 // own words on failure.
 func (a *api) moduleLoad(image []byte) (h uintptr, jitLog string, err error) {
-	if a.addr[OpModuleLoadDataEx] == 0 {
-		r, _, _ := purego.SyscallN(a.addr[OpModuleLoadData], uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])))
-		return h, "", a.check(code(r))
+	if !a.fn[OpModuleLoadDataEx].OK() {
+		r := a.fn[OpModuleLoadData].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])))
+		return h, "", a.check(OpModuleLoadData, r)
 	}
 	if a.v.JIT == (JITOptions{}) {
-		r, _, _ := purego.SyscallN(a.addr[OpModuleLoadDataEx], uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])), 0, 0, 0)
-		return h, "", a.check(code(r))
+		r := a.fn[OpModuleLoadDataEx].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])), 0, 0, 0)
+		return h, "", a.check(OpModuleLoadDataEx, r)
 	}
 	logBuf := make([]byte, jitLogSize)
 	// optionValues holds the buffer's address: pin it for the call.
@@ -237,88 +235,83 @@ func (a *api) moduleLoad(image []byte) (h uintptr, jitLog string, err error) {
 	defer pin.Unpin()
 	opts := [2]int32{a.v.JIT.ErrorLogBuffer, a.v.JIT.ErrorLogBufferSize}
 	vals := [2]uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-	r, _, _ := purego.SyscallN(a.addr[OpModuleLoadDataEx], uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])),
+	r := a.fn[OpModuleLoadDataEx].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])),
 		uintptr(len(opts)), uintptr(unsafe.Pointer(&opts[0])), uintptr(unsafe.Pointer(&vals[0])))
 	runtime.KeepAlive(logBuf)
-	if err := a.check(code(r)); err != nil {
-		return 0, cString(logBuf), err
+	if err := a.check(OpModuleLoadDataEx, r); err != nil {
+		return 0, clib.CString(logBuf), err
 	}
 	return h, "", nil
 }
 
-func (a *api) moduleUnload(h uintptr) error { return a.check(a.callList(OpModuleUnload, []uintptr{h})) }
+func (a *api) moduleUnload(h uintptr) error {
+	return a.check(OpModuleUnload, a.callList(OpModuleUnload, []uintptr{h}))
+}
 
 // moduleGetFunction looks name (NUL-terminated) up in module h.
 func (a *api) moduleGetFunction(h uintptr, name []byte) (uintptr, error) {
 	var f uintptr
-	r, _, _ := purego.SyscallN(a.addr[OpModuleGetFunction], uintptr(unsafe.Pointer(&f)), h, uintptr(unsafe.Pointer(&name[0])))
-	return f, a.check(code(r))
+	r := a.fn[OpModuleGetFunction].CallCode(uintptr(unsafe.Pointer(&f)), h, uintptr(unsafe.Pointer(&name[0])))
+	return f, a.check(OpModuleGetFunction, r)
 }
 
 // moduleGetGlobal looks name (NUL-terminated) up in module h.
 func (a *api) moduleGetGlobal(h uintptr, name []byte) (addr, size uint64, err error) {
-	r, _, _ := purego.SyscallN(a.addr[OpModuleGetGlobal], uintptr(unsafe.Pointer(&addr)), uintptr(unsafe.Pointer(&size)), h, uintptr(unsafe.Pointer(&name[0])))
-	return a.wide(OpModuleGetGlobal, addr), a.wide(OpModuleGetGlobal, size), a.check(code(r))
+	r := a.fn[OpModuleGetGlobal].CallCode(uintptr(unsafe.Pointer(&addr)), uintptr(unsafe.Pointer(&size)), h, uintptr(unsafe.Pointer(&name[0])))
+	return a.wide(OpModuleGetGlobal, addr), a.wide(OpModuleGetGlobal, size), a.check(OpModuleGetGlobal, r)
 }
 
 // launch calls OpLaunchKernel with its eleven arguments, which live, with the
 // kernel parameters they point to, outside the Go heap (launch.go): no
 // allocation, nothing to pin.
-func (a *api) launch(args *[11]uintptr) error { return a.check(a.callList(OpLaunchKernel, args[:])) }
+func (a *api) launch(args *[11]uintptr) error {
+	return a.check(OpLaunchKernel, a.callList(OpLaunchKernel, args[:]))
+}
 
 func (a *api) streamCreate() (uintptr, error) {
 	var s uintptr
-	r, _, _ := purego.SyscallN(a.addr[OpStreamCreate], uintptr(unsafe.Pointer(&s)), 0)
-	return s, a.check(code(r))
+	r := a.fn[OpStreamCreate].CallCode(uintptr(unsafe.Pointer(&s)), 0)
+	return s, a.check(OpStreamCreate, r)
 }
 
 // handleOp runs an operation whose one argument is a handle, from a list
 // prebuilt by the handle's owner: no allocation.
-func (a *api) handleOp(op Op, h []uintptr) error { return a.check(a.callList(op, h)) }
+func (a *api) handleOp(op Op, h []uintptr) error { return a.check(op, a.callList(op, h)) }
 
 func (a *api) streamWaitEvent(s, e uintptr) error {
-	return a.check(a.callList(OpStreamWaitEvent, []uintptr{s, e, 0}))
+	return a.check(OpStreamWaitEvent, a.callList(OpStreamWaitEvent, []uintptr{s, e, 0}))
 }
 
 func (a *api) eventCreate() (uintptr, error) {
 	var e uintptr
-	r, _, _ := purego.SyscallN(a.addr[OpEventCreate], uintptr(unsafe.Pointer(&e)), 0)
-	return e, a.check(code(r))
+	r := a.fn[OpEventCreate].CallCode(uintptr(unsafe.Pointer(&e)), 0)
+	return e, a.check(OpEventCreate, r)
 }
 
 func (a *api) eventRecord(e, s uintptr) error {
-	return a.check(a.callList(OpEventRecord, []uintptr{e, s}))
+	return a.check(OpEventRecord, a.callList(OpEventRecord, []uintptr{e, s}))
 }
 
 // eventElapsed is the time in milliseconds between two recorded events.
 func (a *api) eventElapsed(start, end uintptr) (float32, error) {
 	var ms float32
-	r, _, _ := purego.SyscallN(a.addr[OpEventElapsedTime], uintptr(unsafe.Pointer(&ms)), start, end)
-	return ms, a.check(code(r))
-}
-
-// cString is the text of a NUL-terminated buffer (all of it when there is no
-// NUL).
-func cString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
+	r := a.fn[OpEventElapsedTime].CallCode(uintptr(unsafe.Pointer(&ms)), start, end)
+	return ms, a.check(OpEventElapsedTime, r)
 }
 
 // memcpyHtoDAsync queues a copy from pinned host memory (C memory from
 // memHostAlloc, never Go memory) to device memory.
 func (a *api) memcpyHtoDAsync(dst uint64, src []byte, stream uintptr) error {
-	return a.check(a.callList(OpMemcpyHtoDAsync, []uintptr{uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), stream}))
+	return a.check(OpMemcpyHtoDAsync, a.callList(OpMemcpyHtoDAsync, []uintptr{uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), stream}))
 }
 
 // memcpyDtoHAsync queues a copy from device memory to pinned host memory.
 func (a *api) memcpyDtoHAsync(dst []byte, src uint64, stream uintptr) error {
-	return a.check(a.callList(OpMemcpyDtoHAsync, []uintptr{uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)), stream}))
+	return a.check(OpMemcpyDtoHAsync, a.callList(OpMemcpyDtoHAsync, []uintptr{uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)), stream}))
 }
 
 // hostSlice is the Go view of n bytes of pinned host memory at p.
-func hostSlice(p uintptr, n uint64) []byte { return unsafe.Slice((*byte)(ptr(p)), n) }
+func hostSlice(p uintptr, n uint64) []byte { return unsafe.Slice((*byte)(clib.Ptr(p)), n) }
 
 // hostAddr is the address of b's first byte (C memory).
 func hostAddr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

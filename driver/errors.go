@@ -2,12 +2,10 @@ package driver
 
 import (
 	"errors"
-	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // Errors of drivers that a vendor-neutral program rarely needs but a
@@ -24,58 +22,23 @@ var (
 	ErrTooManyDevices = errors.New("driver: implausible device count") // more devices than MaxDevices
 
 	// The loader's errors, for errors.Is on a backend's unavailable error.
-	ErrLibraryNotFound = dl.ErrNotFound         // no candidate could be opened
-	ErrRelativePath    = dl.ErrRelativeOverride // an override variable holding a relative path
-	ErrUnsafeLibrary   = dl.ErrUnsafePath       // a library others can write, refused
-	ErrMissingSymbol   = dl.ErrMissingSymbol    // a required function the library lacks
+	ErrLibraryNotFound = clib.ErrNotFound         // no candidate could be opened
+	ErrRelativePath    = clib.ErrRelativeOverride // an override variable holding a relative path
+	ErrUnsafeLibrary   = clib.ErrUnsafePath       // a library others can write, refused
+	ErrMissingSymbol   = clib.ErrMissingSymbol    // a required function the library lacks
 )
 
 // MaxDevices is the most devices a backend accepts from a driver. A driver
 // answering more is broken (or hostile): the backend is not available, and
 // nothing is allocated per claimed device before the count is checked.
-const MaxDevices = 4096
+const MaxDevices = device.MaxDevices
 
-// Error is a result code of a driver API other than success: the code, its
-// name and the driver's own message. It matches with errors.Is the
-// sentinels its vendor's Results give its code (device.ErrOutOfMemory for
-// CUDA_ERROR_OUT_OF_MEMORY), and any *Error of the same vendor and code.
-type Error struct {
-	Vendor  device.Type // "cuda"
-	Code    int         // the CUresult, MUresult, hipError_t
-	Name    string      // "CUDA_ERROR_NO_DEVICE"
-	Message string      // the driver's words (cuGetErrorString); may be ""
-
-	is []error
-}
-
-// Error reads "cuda: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is
-// detected".
-func (e *Error) Error() string { return string(e.Vendor) + ": " + e.detail() }
-
-// detail is the message without the vendor prefix.
-func (e *Error) detail() string {
-	s := e.Name + " (" + strconv.Itoa(e.Code) + ")"
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
-}
-
-// Is reports whether target is one of the code's sentinels, or an *Error of
-// the same vendor and code.
-func (e *Error) Is(target error) bool {
-	if t, ok := target.(*Error); ok {
-		return t.Code == e.Code && t.Vendor == e.Vendor
-	}
-	return slices.Contains(e.is, target)
-}
-
-// bare is err's message without a driver *Error's vendor prefix, for
+// bare is err's message without a driver *clib.Error's library and function, for
 // messages that already start with it.
 func bare(err error) string {
-	var e *Error
+	var e *clib.Error
 	if errors.As(err, &e) && e == err {
-		return e.detail()
+		return e.Detail()
 	}
 	return err.Error()
 }

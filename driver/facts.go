@@ -5,55 +5,10 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/dl"
-	"github.com/flagos-ai/flagshim/probe"
 )
-
-// Tier names where a backend's probe answer comes from.
-type Tier string
-
-// The probe tiers (FLAGOS_PROBE).
-const (
-	// TierExact: the driver is initialized in the process (cuInit); the
-	// answer is the driver's own.
-	TierExact Tier = "exact"
-	// TierPresence: management libraries (NVML, MTML), device nodes and
-	// what the driver library says without init; no driver is initialized
-	// in the process, so a process that forks afterwards keeps a working
-	// child.
-	TierPresence Tier = "presence"
-	// TierIsolated: the exact answer, computed in a child process, so a
-	// driver that crashes or hangs in init cannot take the process down.
-	TierIsolated Tier = "isolated"
-)
-
-// ParseTier reads a FLAGOS_PROBE value; "" is def.
-func ParseTier(s string, def Tier) (Tier, error) {
-	switch t := Tier(s); t {
-	case "":
-		return def, nil
-	case TierExact, TierPresence, TierIsolated:
-		return t, nil
-	}
-	return "", fmt.Errorf("FLAGOS_PROBE=%q: accepted values are exact (initialize the driver in this process), presence (management libraries and device nodes; no driver init) and isolated (the exact answer from a child process)", s)
-}
-
-// Facts is a probe answer obtained without initializing the driver in this
-// process: by the presence tier in this process, or by the exact tier in a
-// child process (isolated). Devices are numbered as the runtime will number
-// them (after the visible-devices variable).
-type Facts struct {
-	Tier          Tier
-	Result        probe.Result
-	Devices       []device.Properties
-	PCIBusIDs     []string // by device; "" when unknown
-	FreeMemory    []uint64 // by device; 0 when unknown
-	Library       string
-	DriverVersion string
-	Attempts      []device.Attempt
-	Extra         map[string]string
-}
 
 // WithFacts makes the backend answer Available, DeviceCount, Properties,
 // PCIBusID, DriverVersion, Describe and (until the driver is initialized)
@@ -64,23 +19,23 @@ type Facts struct {
 // had answered and how to select the exact tier. SetCurrent and Current need
 // no driver. f gets the backend, to read what opening the library says
 // (LibraryInfo) without initializing it.
-func WithFacts(f func(b *Backend) Facts) Option { return func(o *options) { o.facts = f } }
+func WithFacts(f func(b *Backend) tier.Facts) Option { return func(o *options) { o.facts = f } }
 
 // factsState is the cached answer of WithFacts.
 type factsState struct {
 	once sync.Once
-	f    Facts
+	f    tier.Facts
 }
 
 // facts is the answer of the facts tier, or nil in the exact tier.
-func (b *Backend) facts() *Facts {
+func (b *Backend) facts() *tier.Facts {
 	if b.o.facts == nil {
 		return nil
 	}
 	b.fs.once.Do(func() {
 		b.fs.f = b.o.facts(b)
 		if b.fs.f.Tier == "" {
-			b.fs.f.Tier = TierPresence
+			b.fs.f.Tier = tier.Presence
 		}
 		if !b.fs.f.Result.Available {
 			b.fs.f.Result.Devices = 0
@@ -90,11 +45,11 @@ func (b *Backend) facts() *Facts {
 }
 
 // Tier is where the backend's probe answer comes from.
-func (b *Backend) Tier() Tier {
+func (b *Backend) Tier() tier.Tier {
 	if f := b.facts(); f != nil {
 		return f.Tier
 	}
-	return TierExact
+	return tier.Exact
 }
 
 // LibraryInfo is what opening the driver library says, without
@@ -120,7 +75,7 @@ func (b *Backend) LibraryInfo() LibraryInfo {
 // attempt, and why there is none. Version is 0: reading it needs the
 // library opened (LibraryInfo).
 func (b *Backend) FindLibrary() LibraryInfo {
-	path, as, err := dl.Find(b.spec())
+	path, as, err := b.find()
 	info := LibraryInfo{Path: path, Attempts: attempts(as), Err: err}
 	if err != nil {
 		info.Reason = fmt.Sprintf("%s: %v", b.v.Type, err)
@@ -129,7 +84,7 @@ func (b *Backend) FindLibrary() LibraryInfo {
 }
 
 // factsDevice checks index against the facts' devices (-1: current).
-func (b *Backend) factsDevice(f *Facts, index int) (int, error) {
+func (b *Backend) factsDevice(f *tier.Facts, index int) (int, error) {
 	if !f.Result.Available {
 		return 0, fmt.Errorf("%w: %s", device.ErrNotAvailable, f.Result.Reason)
 	}
@@ -148,13 +103,13 @@ func (b *Backend) factsDevice(f *Facts, index int) (int, error) {
 
 // exactErr is the error of a call that needed the driver in this process
 // when the facts tier answered and the driver could not be initialized.
-func (b *Backend) exactErr(f *Facts, err error) error {
+func (b *Backend) exactErr(f *tier.Facts, err error) error {
 	return fmt.Errorf("%w; the %s tier had answered %q; set FLAGOS_PROBE=exact to probe by initializing the driver in this process",
 		err, f.Tier, f.Result.Reason)
 }
 
 // describeFacts is Describe in the facts tier.
-func (b *Backend) describeFacts(f *Facts) device.Info {
+func (b *Backend) describeFacts(f *tier.Facts) device.Info {
 	info := device.Info{Library: f.Library, DriverVersion: f.DriverVersion, Attempts: f.Attempts, Extra: map[string]string{}}
 	for k, v := range f.Extra {
 		info.Extra[k] = v
@@ -180,9 +135,9 @@ func (b *Backend) describeFacts(f *Facts) device.Info {
 // sends to its parent. With freeMemory it also learns each device's free
 // memory, which creates the device's primary context (about 150 ms a GPU
 // on an H200).
-func (b *Backend) ExactFacts(freeMemory bool) Facts {
+func (b *Backend) ExactFacts(freeMemory bool) tier.Facts {
 	s := b.load()
-	f := Facts{Tier: TierExact, Result: s.result, Library: s.path, Attempts: attempts(s.attempts), Extra: map[string]string{}}
+	f := tier.Facts{Tier: tier.Exact, Result: s.result, Library: s.path, Attempts: attempts(s.attempts), Extra: map[string]string{}}
 	if s.version != 0 {
 		f.DriverVersion = b.v.FormatVersion(s.version)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -24,11 +24,11 @@ import (
 
 // libState is the outcome of opening the library; immutable.
 type libState struct {
-	path     string       // the library opened; "" when none
-	attempts []dl.Attempt // every candidate, in order
-	api      *api         // nil when the library or a required symbol is missing
-	version  int          // raw driver version; 0 when unknown
-	err      error        // why there is no api
+	path     string         // the library opened; "" when none
+	attempts []clib.Attempt // every candidate, in order
+	api      *api           // nil when the library or a required symbol is missing
+	version  int            // raw driver version; 0 when unknown
+	err      error          // why there is no api
 	reason   string
 }
 
@@ -37,7 +37,7 @@ type libState struct {
 type state struct {
 	v        *Vendor
 	path     string
-	attempts []dl.Attempt
+	attempts []clib.Attempt
 	api      *api
 	version  int
 	count    int        // devices; -1 when unknown (init failed)
@@ -121,10 +121,8 @@ func (b *Backend) where() Library {
 	return b.v.Library
 }
 
-func (b *Backend) spec() dl.Spec {
-	l := b.where()
-	return dl.Spec{Name: l.Name, EnvVar: l.EnvVar, Sonames: l.Sonames, Dirs: l.Dirs, Getenv: b.o.getenv}
-}
+// find runs the library search without opening anything.
+func (b *Backend) find() (string, []clib.Attempt, error) { return b.where().Find(b.o.getenv) }
 
 func (b *Backend) openLibrary(p *progress) (ls *libState) {
 	v := b.v
@@ -138,16 +136,16 @@ func (b *Backend) openLibrary(p *progress) (ls *libState) {
 		return skipped
 	}
 	p.at("dlopen " + v.Library.Name)
-	lib, err := dl.Open(b.spec())
+	lib, err := b.where().Open(b.o.getenv)
 	if err != nil {
-		var oe *dl.OpenError
+		var oe *clib.OpenError
 		if errors.As(err, &oe) {
 			ls.attempts = oe.Attempts
 		}
 		ls.err, ls.reason = err, fmt.Sprintf("%s: %v", v.Type, err)
 		return ls
 	}
-	ls.path, ls.attempts = lib.Path, lib.Attempts
+	ls.path, ls.attempts = lib.Path(), lib.Attempts()
 	a, err := resolve(v, lib)
 	if err != nil {
 		ls.err, ls.reason = err, fmt.Sprintf("%s: %v", v.Type, err)

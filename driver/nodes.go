@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // withoutNodes applies Library.Nodes before the library is opened: when the
@@ -29,7 +27,7 @@ func (b *Backend) withoutNodes() (ls *libState, ok bool) {
 		missing = "none of " + strings.Join(l.Nodes, ", ") + " is a character device"
 	}
 	found := "no " + l.Name + " was found either"
-	path, attempts, err := dl.Find(b.spec())
+	path, attempts, err := b.find()
 	if err == nil {
 		found = path + " was found and not loaded"
 	}

@@ -70,6 +70,23 @@ var opNames = [numOps]string{
 	"EventCreate", "EventRecord", "EventSynchronize", "EventElapsedTime", "EventDestroy",
 }
 
+// opSigs say what each operation's arguments are, for traces (clib.Sym.Sig):
+// 'i' int, 'u' unsigned or size, 'h' handle or device address, 'p' pointer
+// to data. From the C shapes above.
+var opSigs = [numOps]string{
+	OpInit: "u", OpDriverVersion: "p", OpDeviceCount: "p", OpDeviceGet: "pi", OpDeviceName: "pih",
+	OpDeviceTotalMem: "ph", OpDeviceAttribute: "pih", OpDeviceUUID: "ph", OpDevicePCIBusID: "pih",
+	OpErrorName: "ip", OpErrorString: "ip",
+	OpPrimaryCtxRetain: "ph", OpCtxSetCurrent: "h", OpCtxGetCurrent: "p", OpSetDevice: "i", OpGetDevice: "p", OpSynchronize: "",
+	OpMemGetInfo: "pp", OpMemAlloc: "pu", OpMemFree: "h", OpMemcpyHtoD: "hpu", OpMemcpyDtoH: "phu",
+	OpMemHostAlloc: "puu", OpMemFreeHost: "p",
+	OpModuleLoadDataEx: "ppupp", OpModuleLoadData: "pp", OpModuleUnload: "h", OpModuleGetFunction: "php",
+	OpModuleGetGlobal: "pphp", OpLaunchKernel: "huuuuuuuhpp",
+	OpStreamCreate: "pu", OpStreamSynchronize: "h", OpStreamDestroy: "h", OpStreamWaitEvent: "hhu",
+	OpMemcpyHtoDAsync: "hpuh", OpMemcpyDtoHAsync: "phuh",
+	OpEventCreate: "pu", OpEventRecord: "hh", OpEventSynchronize: "h", OpEventElapsedTime: "phh", OpEventDestroy: "h",
+}
+
 // String is the operation's name: "DeviceTotalMem".
 func (op Op) String() string {
 	if op < 0 || op >= numOps {

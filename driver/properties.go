@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/flagos-ai/flagshim/tier"
+
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // Properties describes device index (-1: the current device): name, total
@@ -122,7 +124,7 @@ func (b *Backend) Describe() device.Info {
 }
 
 func (b *Backend) describeExact(s *state) device.Info {
-	info := device.Info{Library: s.path, Extra: map[string]string{"tier": string(TierExact)}}
+	info := device.Info{Library: s.path, Extra: map[string]string{"tier": string(tier.Exact)}}
 	if s.version != 0 {
 		info.DriverVersion = b.v.FormatVersion(s.version)
 	}
@@ -139,8 +141,8 @@ func (b *Backend) describeExact(s *state) device.Info {
 	}
 	if a := s.api; a != nil {
 		for op := Op(0); op < numOps; op++ {
-			if a.name[op] != "" && len(b.v.Symbols[op]) > 1 {
-				info.Extra["symbol."+opNames[op]] = a.name[op]
+			if a.fn[op].Name() != "" && len(b.v.Symbols[op]) > 1 {
+				info.Extra["symbol."+opNames[op]] = a.fn[op].Name()
 			}
 		}
 		for _, f := range features {
@@ -153,10 +155,4 @@ func (b *Backend) describeExact(s *state) device.Info {
 }
 
 // attempts converts the loader's attempts for the public API.
-func attempts(as []dl.Attempt) []device.Attempt {
-	out := make([]device.Attempt, 0, len(as))
-	for _, a := range as {
-		out = append(out, device.Attempt{Path: a.Path, Error: a.Message()})
-	}
-	return out
-}
+func attempts(as []clib.Attempt) []device.Attempt { return clib.Attempts(as) }

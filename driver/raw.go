@@ -1,64 +1,40 @@
 package driver
 
 import (
-	"fmt"
-	"strings"
-	"unsafe"
-
-	"github.com/flagos-ai/flagshim/internal/dl"
+	"github.com/flagos-ai/flagshim/clib"
 )
 
-// The raw layer: one address per operation, resolved once when the library
-// is opened. raw.go and calls.go are the only files of the package that call
-// purego or hold a symbol's address; everything above them calls the
-// checked methods of *api.
+// The raw layer: one clib.Func per operation, resolved once when the
+// library is opened. raw.go and calls.go are the only files of the package
+// that call a C function; everything above them calls the checked methods
+// of *api.
 
-// api is an opened driver library: its resolved symbols and the checked
+// api is an opened driver library: its resolved functions and the checked
 // calls over them (calls.go).
 type api struct {
 	v      *Vendor
-	lib    *dl.Library
-	addr   [numOps]uintptr // 0: the library lacks the operation
-	name   [numOps]string  // the name found, "" when absent
-	narrow [numOps]bool    // found under a 32-bit legacy name
+	lib    *clib.Handle
+	fn     [numOps]clib.Func // unresolved (OK false): the library lacks the operation
+	narrow [numOps]bool      // found under a 32-bit legacy name
 }
-
-// MissingSymbolError says which required function a library lacks.
-type MissingSymbolError struct {
-	Library string   // the path
-	Op      Op       // the operation
-	Names   []string // the names tried
-	Err     error    // the loader's error; matches ErrMissingSymbol
-}
-
-func (e *MissingSymbolError) Error() string {
-	return fmt.Sprintf("%s lacks the required symbol %s; it is too old or not this vendor's driver library",
-		e.Library, strings.Join(e.Names, " / "))
-}
-
-func (e *MissingSymbolError) Unwrap() error { return e.Err }
 
 // resolve looks every operation of v up in lib; a missing required one is
-// a *MissingSymbolError.
-func resolve(v *Vendor, lib *dl.Library) (*api, error) {
+// a *clib.MissingSymbolError.
+func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 	a := &api{v: v, lib: lib}
 	required := map[Op]bool{}
 	for _, op := range requiredOps(v.Context) {
 		required[op] = true
 	}
+	table := make([]clib.Sym, 0, numOps)
 	for op := Op(0); op < numOps; op++ {
-		names := v.Symbols[op]
-		if len(names) == 0 {
-			continue
-		}
-		addr, found, err := lib.SymAny(names...)
-		if err != nil {
-			if required[op] {
-				return nil, &MissingSymbolError{Library: lib.Path, Op: op, Names: names, Err: err}
-			}
-			continue
-		}
-		a.addr[op], a.name[op], a.narrow[op] = addr, found, v.narrow(found)
+		table = append(table, clib.Sym{Fn: &a.fn[op], Names: v.Symbols[op], Required: required[op], Sig: opSigs[op]})
+	}
+	if err := lib.Resolve(string(v.Type), table); err != nil {
+		return nil, err
+	}
+	for op := Op(0); op < numOps; op++ {
+		a.narrow[op] = a.fn[op].OK() && v.narrow(a.fn[op].Name())
 	}
 	return a, nil
 }
@@ -66,7 +42,7 @@ func resolve(v *Vendor, lib *dl.Library) (*api, error) {
 // has reports whether the library has every one of ops.
 func (a *api) has(ops ...Op) bool {
 	for _, op := range ops {
-		if a.addr[op] == 0 {
+		if !a.fn[op].OK() {
 			return false
 		}
 	}
@@ -77,7 +53,7 @@ func (a *api) has(ops ...Op) bool {
 func (a *api) missing(ops ...Op) []string {
 	var names []string
 	for _, op := range ops {
-		if a.addr[op] == 0 {
+		if !a.fn[op].OK() {
 			names = append(names, symName(a.v, op))
 		}
 	}
@@ -86,8 +62,8 @@ func (a *api) missing(ops ...Op) []string {
 
 // sym names op for messages: the name found, else the vendor's first name.
 func (a *api) sym(op Op) string {
-	if a != nil && a.name[op] != "" {
-		return a.name[op]
+	if a != nil && a.fn[op].Name() != "" {
+		return a.fn[op].Name()
 	}
 	return symName(a.vendor(), op)
 }
@@ -107,18 +83,10 @@ func symName(v *Vendor, op Op) string {
 	return op.String()
 }
 
-// code truncates a return register to the C enum's 32 bits: the upper half
-// of the register is not defined by the ABI.
-func code(r uintptr) int { return int(int32(uint32(r))) }
-
 // callList runs op with a prebuilt list of arguments that are values
 // (handles, numbers), never addresses of Go memory: no allocation. Calls
-// that pass addresses of Go variables call purego.SyscallN themselves with
+// that pass addresses of Go variables use Func.CallCode with
 // uintptr(unsafe.Pointer(&x)) written in the call, so that the compiler
-// keeps x alive and in place for the call (SyscallN is go:uintptrescapes);
+// keeps x alive and in place for the call (CallCode is go:uintptrescapes);
 // a helper in between would lose that guarantee.
-func (a *api) callList(op Op, args []uintptr) int { return code(ccall(a.addr[op], args)) }
-
-// ptr turns an address owned by C into a pointer without tripping go vet's
-// unsafeptr check; the memory is not managed by Go.
-func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
+func (a *api) callList(op Op, args []uintptr) int { return clib.Code(a.fn[op].CallList(args)) }

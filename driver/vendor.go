@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/presence"
+
 	"github.com/flagos-ai/flagshim/device"
 )
 
@@ -64,27 +67,69 @@ type Vendor struct {
 	// VisibleEnv names the variables the vendor runtime applies to hide
 	// devices (CUDA_VISIBLE_DEVICES); the core only reports them.
 	VisibleEnv []string
+
+	// Presence is the vendor's presence tier (FLAGOS_PROBE=presence): its
+	// sources, most trusted first (a management library, then device
+	// nodes), each asked without initializing the driver. nil: its
+	// DeviceNodes alone.
+	Presence func(e *presence.Env) []presence.Report
+	// DeviceNodes are the vendor's per-device nodes (/dev/nvidiaN), the
+	// presence tier's fallback where no management library answers.
+	DeviceNodes presence.NodeSpec
+	// Vars are the vendor's variables besides Library.EnvVar and
+	// VisibleEnv (a management library's override), for settings, the
+	// CLI's report and the documentation.
+	Vars []Var
+	// Auto is the vendor's place in FLAGOS_BACKEND=auto, lower first; 0
+	// leaves it out of auto (FLAGOS_BACKEND=<type> still routes to it).
+	// docs/architecture.md gives the built-in order and its reason.
+	Auto int
+	// PCIVendors are the PCI vendor ids of the vendor's accelerators
+	// (NVIDIA's 0x10de), which sysfs shows without any driver: the
+	// strongest fact of whose silicon a machine holds.
+	PCIVendors []uint16
 }
 
-// Library says what the driver library is called and where to look for it.
-// The search is the loader's: the override variable (an absolute path, no
-// fallback), then each soname as the dynamic loader would resolve it, then
-// the well-known folders, skipping anything others can write; see
-// docs/security.md.
-type Library struct {
-	Name    string   // for messages: "libcuda"
-	EnvVar  string   // the override variable: FLAGOS_LIBCUDA_PATH
-	Sonames []string // "libcuda.so.1", "libcuda.so"
-	Dirs    []string // absolute folders, in order; filepath.Glob patterns allowed
-	// Nodes are the device nodes without which the runtime finds no device
-	// (HIP: "/dev/kfd", which every ROCm and DTK process opens). When the
-	// library would come from the search and none of them is a character
-	// device, it is not loaded: its init could only report no device, and
-	// loading it costs tens of milliseconds (libamdhip64 pulls in the HSA
-	// runtime and LLVM). An override (EnvVar) is always loaded. Empty: no
-	// such rule.
-	Nodes []string
+// Var is an environment variable a vendor reads.
+type Var struct {
+	Name string
+	Kind VarKind
+	Doc  string // what it does, one line: "the absolute path of libnvidia-ml.so.1 ..."
 }
+
+// VarKind says how flagshim treats a variable.
+type VarKind int
+
+const (
+	// VarLibraryPath: an absolute path of a library to open instead of
+	// searching; Init refuses any other value.
+	VarLibraryPath VarKind = iota
+	// VarVisible: applied by the vendor's runtime to hide devices;
+	// reported.
+	VarVisible
+	// VarOther: read by the vendor package; reported.
+	VarOther
+)
+
+// Variables lists every variable of the vendor: Library.EnvVar (a library
+// path), Vars, then VisibleEnv.
+func (v *Vendor) Variables() []Var {
+	var out []Var
+	if v.Library.EnvVar != "" {
+		out = append(out, Var{Name: v.Library.EnvVar, Kind: VarLibraryPath,
+			Doc: "the absolute path of the " + v.Name + " driver library (" + v.Library.Sonames[0] + ") to open instead of searching"})
+	}
+	out = append(out, v.Vars...)
+	for _, k := range v.VisibleEnv {
+		out = append(out, Var{Name: k, Kind: VarVisible, Doc: "applied by the " + v.Name + " runtime to hide devices; reported"})
+	}
+	return out
+}
+
+// Library says what a driver library is called and where to look for it
+// (the binding kit's description; Nodes is read by the core: see
+// clib.Library).
+type Library = clib.Library
 
 // Result is what one result code means.
 type Result struct {

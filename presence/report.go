@@ -4,36 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"go.uber.org/zap"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 )
 
-// Sources: the value of Report.Source.
-const (
-	SourceNVML  = "nvml"         // NVIDIA Management Library
-	SourceMTML  = "mtml"         // Moore Threads Management Library
-	SourceKFD   = "kfd"          // the amdgpu kernel driver's KFD topology in sysfs
-	SourceNodes = "device nodes" // character devices under /dev
-)
+// SourceNodes is Report.Source for an answer from device nodes alone.
+// Other sources are named by the vendor package that binds them ("nvml",
+// "mtml", "kfd", ...).
+const SourceNodes = "device nodes"
 
-// The override variables of the management libraries: an absolute path to
-// open instead of searching; a relative path is an error.
-const (
-	NVMLEnvVar = "FLAGOS_LIBNVML_PATH"
-	MTMLEnvVar = "FLAGOS_LIBMTML_PATH"
-)
-
-// The visibility variables each source applies (see Visible and VisibleHIP).
-const (
-	CUDAVisibleEnv = "CUDA_VISIBLE_DEVICES"
-	MUSAVisibleEnv = "MUSA_VISIBLE_DEVICES"
-	HIPVisibleEnv  = "HIP_VISIBLE_DEVICES"
-	ROCRVisibleEnv = "ROCR_VISIBLE_DEVICES"
-)
-
-// Errors wrapped by Report.Err and by Visible; test them with errors.Is.
+// Errors wrapped by Report.Err and by the visibility functions; test them
+// with errors.Is.
 var (
 	// ErrNoLibrary: the management library was not found anywhere searched.
 	ErrNoLibrary = errors.New("presence: management library not found")
@@ -41,14 +26,15 @@ var (
 	// others may write to, or a file the loader cannot open.
 	ErrBadOverride = errors.New("presence: override path refused")
 	// ErrMissingSymbol: the library lacks a function this tier needs.
-	ErrMissingSymbol = errors.New("presence: required function missing from the library")
-	// ErrInit: the library's own init failed (the *Error says why).
+	ErrMissingSymbol = clib.ErrMissingSymbol
+	// ErrInit: the library's own init failed (the *clib.Error says why).
 	ErrInit = errors.New("presence: management library init failed")
 	// ErrQuery: a query every answer needs (the device count, a device
 	// handle) failed after init.
 	ErrQuery = errors.New("presence: management library query failed")
-	// ErrNoTopology: the KFD topology is not in sysfs (no amdgpu driver).
-	ErrNoTopology = errors.New("presence: no KFD topology")
+	// ErrTooManyDevices: a source reported more devices than
+	// device.MaxDevices; nothing was allocated for them.
+	ErrTooManyDevices = errors.New("presence: implausible device count")
 	// ErrNoDeviceNode: the devices are listed but the node the runtime
 	// opens is missing (a container started without the device).
 	ErrNoDeviceNode = errors.New("presence: device node missing")
@@ -62,7 +48,7 @@ var (
 
 // Report is the answer of one source.
 type Report struct {
-	Source        string           // SourceNVML, SourceMTML, SourceKFD, SourceNodes
+	Source        string           // "nvml", "mtml", "kfd", SourceNodes, ...
 	Library       string           // the file opened, or the folder read; "" when none
 	Attempts      []device.Attempt // every library path tried, in order
 	DriverVersion string           // as the source says it: "550.54.15"; "" when unknown
@@ -91,57 +77,77 @@ type Device struct {
 // Available reports whether the source answered and sees a visible device.
 func (r Report) Available() bool { return r.Err == nil && len(r.Devices) > 0 }
 
-// Option configures one call.
-type Option func(*config)
-
-type config struct {
+// Env is what a presence source reads: the environment, the filesystem
+// root under which /dev and /sys are read, the logger, and (tests only) a
+// replacement of a management library's search. Build one with NewEnv;
+// its methods are the helpers vendor bindings share.
+type Env struct {
 	lookupEnv func(string) (string, bool)
 	root      string
 	log       *zap.Logger
-	spec      func(*specEdit) // tests only: change the library search
+	search    func(*clib.Library)
 }
+
+// Option configures NewEnv.
+type Option func(*Env)
 
 // WithLookupEnv sets how variables are read (default os.LookupEnv). It tells
 // unset from empty because the visibility variables do: CUDA_VISIBLE_DEVICES
 // unset means every device, set and empty means none.
 func WithLookupEnv(f func(string) (string, bool)) Option {
-	return func(c *config) { c.lookupEnv = f }
+	return func(e *Env) { e.lookupEnv = f }
 }
 
 // WithRoot sets the filesystem root under which /dev and /sys are read
 // (default "/"), for tests and chroots. Libraries are searched as usual.
-func WithRoot(dir string) Option { return func(c *config) { c.root = dir } }
+func WithRoot(dir string) Option { return func(e *Env) { e.root = dir } }
 
 // WithLogger sets the logger (default: none). Each step logs at debug level.
-func WithLogger(l *zap.Logger) Option { return func(c *config) { c.log = l } }
+func WithLogger(l *zap.Logger) Option { return func(e *Env) { e.log = l } }
 
-func newConfig(opts []Option) *config {
-	c := &config{lookupEnv: os.LookupEnv, root: "/", log: zap.NewNop()}
+// WithSearch lets f change a management library's search (its sonames and
+// folders; never its override), so that a machine's real library cannot
+// answer for a test's fake. For tests.
+func WithSearch(f func(*clib.Library)) Option { return func(e *Env) { e.search = f } }
+
+// NewEnv returns the Env of opts: os.LookupEnv, the root "/", no logger.
+func NewEnv(opts ...Option) *Env {
+	e := &Env{lookupEnv: os.LookupEnv, root: "/", log: zap.NewNop()}
 	for _, o := range opts {
 		if o != nil {
-			o(c)
+			o(e)
 		}
 	}
-	if c.lookupEnv == nil {
-		c.lookupEnv = os.LookupEnv
+	if e.lookupEnv == nil {
+		e.lookupEnv = os.LookupEnv
 	}
-	if c.log == nil {
-		c.log = zap.NewNop()
+	if e.log == nil {
+		e.log = zap.NewNop()
 	}
-	if c.root == "" {
-		c.root = "/"
+	if e.root == "" {
+		e.root = "/"
 	}
-	return c
+	return e
 }
 
-func (c *config) getenv(k string) string {
-	v, _ := c.lookupEnv(k)
+// Lookup reads a variable, telling unset from empty.
+func (e *Env) Lookup(k string) (string, bool) { return e.lookupEnv(k) }
+
+// Getenv reads a variable; "" when unset.
+func (e *Env) Getenv(k string) string {
+	v, _ := e.lookupEnv(k)
 	return v
 }
 
-// guard turns a panic of the call into a Report error, so no input makes a
-// source panic its caller.
-func guard(r *Report) {
+// Log is the logger.
+func (e *Env) Log() *zap.Logger { return e.log }
+
+// Path is p ("/dev/kfd") under the root.
+func (e *Env) Path(p string) string { return filepath.Join(e.root, p) }
+
+// Guard turns a panic of a source into its Report's error, so no input
+// makes a source panic its caller: defer presence.Guard(&r).
+func Guard(r *Report) {
 	if p := recover(); p != nil {
 		r.Devices = nil
 		r.Err = fmt.Errorf("%w: %v", ErrPanic, p)
@@ -149,27 +155,39 @@ func guard(r *Report) {
 	}
 }
 
-// visibility formats the variable that was applied.
-func visibility(name, value string, set bool) string {
+// CheckCount refuses a count above device.MaxDevices, before anything is
+// allocated for it: the error for r (ErrTooManyDevices) naming fn.
+func CheckCount(r *Report, what, fn string, n uint64) bool {
+	if n <= device.MaxDevices {
+		return true
+	}
+	r.Err = fmt.Errorf("%w: %s reported %d devices", ErrTooManyDevices, fn, n)
+	r.Reason = fmt.Sprintf("%s: %s reported %d devices, more than the %d flagshim accepts: the library is broken", what, fn, n, device.MaxDevices)
+	return false
+}
+
+// Visibility formats the variable that was applied: "" when it is unset.
+func Visibility(name, value string, set bool) string {
 	if !set {
 		return ""
 	}
 	return name + "=" + value
 }
 
-// countReason is the sentence of a source that answered.
-func countReason(what string, total, visible int, vis string) string {
+// CountReason is the sentence of a source that answered.
+func CountReason(what string, total, visible int, vis string) string {
 	switch {
 	case total == 0:
 		return what + " sees no device"
 	case vis == "" || visible == total:
-		return fmt.Sprintf("%s sees %d device%s", what, total, plural(total))
+		return fmt.Sprintf("%s sees %d device%s", what, total, Plural(total))
 	default:
-		return fmt.Sprintf("%s sees %d device%s, %d visible through %s", what, total, plural(total), visible, vis)
+		return fmt.Sprintf("%s sees %d device%s, %d visible through %s", what, total, Plural(total), visible, vis)
 	}
 }
 
-func plural(n int) string {
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
 	if n == 1 {
 		return ""
 	}

@@ -3,7 +3,7 @@ package presence
 import (
 	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,29 +15,26 @@ import (
 // sysfs attribute or stat-ing a device node opens no device and initializes
 // no driver.
 
-// path is p ("/dev/kfd") under the root.
-func (c *config) path(p string) string { return filepath.Join(c.root, p) }
-
-// isCharDevice reports whether p (under the root) is a character device,
+// IsCharDevice reports whether p (under the root) is a character device,
 // following symlinks as the runtimes' open() does.
-func (c *config) isCharDevice(p string) bool {
+func (e *Env) IsCharDevice(p string) bool {
 	var st unix.Stat_t
-	if err := unix.Stat(c.path(p), &st); err != nil {
+	if err := unix.Stat(e.Path(p), &st); err != nil {
 		return false
 	}
 	return st.Mode&unix.S_IFMT == unix.S_IFCHR
 }
 
-// numbered lists the entries of dir (under the root) named prefix+N with N
-// a decimal number, as {N, name} sorted by N.
-func (c *config) numbered(dir, prefix string) ([]numberedEntry, error) {
-	ents, err := os.ReadDir(c.path(dir))
+// Numbered lists the entries of dir (under the root) named prefix+N with N
+// a decimal number, sorted by N.
+func (e *Env) Numbered(dir, prefix string) ([]Numbered, error) {
+	ents, err := os.ReadDir(e.Path(dir))
 	if err != nil {
 		return nil, err
 	}
-	var out []numberedEntry
-	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
+	var out []Numbered
+	for _, ent := range ents {
+		rest, ok := strings.CutPrefix(ent.Name(), prefix)
 		if !ok {
 			continue
 		}
@@ -45,15 +42,16 @@ func (c *config) numbered(dir, prefix string) ([]numberedEntry, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, numberedEntry{n: n, name: e.Name()})
+		out = append(out, Numbered{N: n, Name: ent.Name()})
 	}
-	slices.SortFunc(out, func(a, b numberedEntry) int { return a.n - b.n })
+	slices.SortFunc(out, func(a, b Numbered) int { return a.N - b.N })
 	return out, nil
 }
 
-type numberedEntry struct {
-	n    int
-	name string
+// Numbered is one entry prefix+N of a folder.
+type Numbered struct {
+	N    int    // the number
+	Name string // the entry's name
 }
 
 // decimal parses a plain non-negative decimal ("0", "12"; not "", "+1",
@@ -74,9 +72,10 @@ func decimal(s string) (int, bool) {
 // maxAttr bounds what is read of one sysfs file (they are a page at most).
 const maxAttr = 64 << 10
 
-// readAttr reads a small text file under the root, trimmed.
-func (c *config) readAttr(p string) (string, error) {
-	f, err := os.Open(c.path(p))
+// ReadAttr reads a small text file under the root (a sysfs attribute: a
+// page at most), trimmed.
+func (e *Env) ReadAttr(p string) (string, error) {
+	f, err := os.Open(e.Path(p))
 	if err != nil {
 		return "", err
 	}
@@ -88,30 +87,12 @@ func (c *config) readAttr(p string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// readProps reads a KFD "properties" file (see parseProps).
-func (c *config) readProps(p string) (map[string]uint64, error) {
-	s, err := c.readAttr(p)
+// DriverOf is the name of the kernel driver a sysfs "driver" symlink (under
+// the root) points to: "amdgpu" for /sys/class/drm/renderD128/device/driver.
+func (e *Env) DriverOf(link string) (string, error) {
+	target, err := os.Readlink(e.Path(link))
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return parseProps(s), nil
-}
-
-// parseProps parses KFD properties: one "name value" pair a line, values
-// unsigned decimal, as kfd_topology.c prints them. Lines that are not such
-// a pair are skipped; a repeated name keeps its last value.
-func parseProps(s string) map[string]uint64 {
-	props := map[string]uint64{}
-	for _, line := range strings.Split(s, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok || k == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			continue
-		}
-		props[k] = n
-	}
-	return props
+	return path.Base(strings.TrimRight(target, "/")), nil
 }

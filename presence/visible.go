@@ -211,7 +211,7 @@ func selectROCR(value string, p pool) ([]int, error) {
 		var idx int
 		if t[0] == 'G' {
 			if p.uuids == nil {
-				return nil, fmt.Errorf("%w: %s entry %q is a UUID and this source knows none", ErrUndecidable, ROCRVisibleEnv, t)
+				return nil, fmt.Errorf("%w: entry %q is a UUID and this source knows none", ErrUndecidable, t)
 			}
 			idx = rocrUUID(t, p.uuids)
 			if idx < 0 {

@@ -1,7 +1,5 @@
 package presence
 
-import "os"
-
 // Visible applies a CUDA_VISIBLE_DEVICES-style variable to devs (every
 // device the source sees, in its own order) the way PyTorch's NVML-based
 // device count reads it: set false (unset) keeps every device; set and
@@ -32,64 +30,34 @@ func Visible(devs []Device, value string, set bool) ([]Device, error) {
 	return renumber(devs, sel), nil
 }
 
-// VisibleHIP applies ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES (or
-// CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is unset or empty) to the
-// devices ROCR left, the way the ROCm runtimes do: ROCR's filter
-// (amd_filter_device.cpp), then HIP's CLR (rocdevice.cpp). lookup nil means
-// os.LookupEnv.
-//
-// ROCR_VISIBLE_DEVICES: set and empty keeps no device; entries are indexes
-// (any C strtol number: "0x1", "010" is 8) or UUID prefixes such as
-// "GPU-4a6b", case-insensitive, each matching exactly one device; the list
-// ends at the first entry that is illegal, out of range, unmatched,
-// ambiguous or repeated. HIP_VISIBLE_DEVICES: empty is the same as unset;
-// entries are canonical decimal indexes or strings contained in one
-// device's UUID; the list ends at the first invalid entry; a repeated
-// index is skipped. (PyTorch's own reading differs: it refuses a HIP list
-// longer than ROCR's, and counts ROCR's entries without checking them.)
-func VisibleHIP(devs []Device, lookup func(string) (string, bool)) ([]Device, error) {
-	out, _, err := visibleHIP(devs, lookup)
-	return out, err
+// VisibleROCR applies a ROCR_VISIBLE_DEVICES value (a set variable) to
+// devs the way ROCR's filter does (amd_filter_device.cpp): empty keeps no
+// device; entries are indexes (any C strtol number: "0x1", "010" is 8) or
+// UUID prefixes such as "GPU-4a6b", case-insensitive, each matching exactly
+// one device; the list ends at the first entry that is illegal, out of
+// range, unmatched, ambiguous or repeated.
+func VisibleROCR(devs []Device, value string) ([]Device, error) {
+	sel, err := selectVisible(rocr, value, poolOf(devs))
+	if err != nil {
+		return nil, err
+	}
+	return renumber(devs, sel), nil
 }
 
-// visibleHIP is VisibleHIP that also says which variables it applied.
-func visibleHIP(devs []Device, lookup func(string) (string, bool)) ([]Device, string, error) {
-	if lookup == nil {
-		lookup = os.LookupEnv
+// VisibleCLR applies a HIP_VISIBLE_DEVICES value (set and not empty) to
+// devs the way HIP's CLR does (rocdevice.cpp): entries are canonical decimal
+// indexes or strings contained in one device's UUID; the list ends at the
+// first invalid entry; a repeated index is skipped.
+func VisibleCLR(devs []Device, value string) ([]Device, error) {
+	sel, err := selectVisible(clr, value, poolOf(devs))
+	if err != nil {
+		return nil, err
 	}
-	cur := renumber(devs, nil)
-	var applied []string
-	if v, ok := lookup(ROCRVisibleEnv); ok {
-		sel, err := selectVisible(rocr, v, poolOf(cur))
-		if err != nil {
-			return nil, "", err
-		}
-		cur = renumber(cur, sel)
-		applied = append(applied, ROCRVisibleEnv+"="+v)
-	}
-	name := HIPVisibleEnv
-	v, _ := lookup(HIPVisibleEnv)
-	if v == "" {
-		name = CUDAVisibleEnv
-		v, _ = lookup(CUDAVisibleEnv)
-	}
-	if v != "" {
-		sel, err := selectVisible(clr, v, poolOf(cur))
-		if err != nil {
-			return nil, "", err
-		}
-		cur = renumber(cur, sel)
-		applied = append(applied, name+"="+v)
-	}
-	desc := ""
-	for i, a := range applied {
-		if i > 0 {
-			desc += " then "
-		}
-		desc += a
-	}
-	return cur, desc, nil
+	return renumber(devs, sel), nil
 }
+
+// Renumber gives devs the ordinals 0..n-1 in their order, as a copy.
+func Renumber(devs []Device) []Device { return renumber(devs, nil) }
 
 // poolOf is what the parser needs of devs: their count and UUIDs (nil when
 // none of them has one).

@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 vendor=${1:-}
 case $vendor in
-musa) src=internal/drivertest/testdata/fake_cufamily.c soname=libmusa.so.1 defs=-DFAKE_MU var=FLAGOS_LIBMUSA_PATH ;;
+musa) src=driver/drivertest/testdata/fake_cufamily.c soname=libmusa.so.1 defs=-DFAKE_MU var=FLAGOS_LIBMUSA_PATH ;;
 hip) src=drivers/hip/testdata/fake_libamdhip64.c soname=libamdhip64.so.6 defs= var=FLAGOS_LIBHIP_PATH ;;
 *)
 	echo "usage: $0 musa|hip [flagshim arguments...]" >&2
@@ -26,7 +26,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/flagshim-walkthrough.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 chmod 700 "$dir"
 cc=$(cd "$root" && go env CC)
-${cc:-cc} -shared -fPIC -Wl,-soname,$soname -I "$root/internal/drivertest/testdata" $defs \
+${cc:-cc} -shared -fPIC -Wl,-soname,$soname -I "$root/driver/drivertest/testdata" $defs \
 	-o "$dir/$soname" "$root/$src"
 (cd "$root" && go build -o "$dir/flagshim" ./cmd/flagshim)
 export FLAGOS_LIBCUDA_PATH=/nonexistent/libcuda.so.1

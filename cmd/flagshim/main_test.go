@@ -15,7 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flagos-ai/flagshim/cli"
-	"github.com/flagos-ai/flagshim/internal/drivertest"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each

@@ -7,14 +7,15 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/internal/drivertest"
 	"github.com/flagos-ai/flagshim/plugins/nvshmem"
 )
 
@@ -86,7 +87,7 @@ func TestForeignModules(t *testing.T) {
 	assert.Contains(t, errorMessage(), "no driver backend \"rocm\"")
 	_, f = moduleLoaded("cpu", 1, "")
 	assert.Equal(t, failBackend, f)
-	_ = driver.TierExact
+	_ = tier.Exact
 }
 
 // TestNVSHMEMHook: the C interface's NVSHMEM plugin on the fake NVSHMEM and

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flagos-ai/flagshim/tier"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver"
 )
 
 // failure says why a call gave no answer; export.go maps it to the C codes
@@ -34,7 +35,7 @@ const (
 // isolated tier (the host is not a Go program that can re-execute itself).
 // Every export calls it first; device.Default then finds Init done.
 func initHost() (*flagshim.Report, error) {
-	return flagshim.Init(context.Background(), flagshim.WithDefaultProbe(driver.TierPresence), flagshim.WithoutChildProcesses())
+	return flagshim.Init(context.Background(), flagshim.WithDefaultProbe(tier.Presence), flagshim.WithoutChildProcesses())
 }
 
 // resolve parses s on device.Default.

@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/drivertest"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
 
 // suite runs the driver core's conformance cases against the fake
-// libcuda.so.1 (internal/drivertest/testdata), each in a child process.
+// libcuda.so.1 (driver/drivertest/testdata), each in a child process.
 var suite = &drivertest.Suite{Vendor: Vendor, Fake: "cuda", Version: [2]int{13, 0}}
 
 func TestMain(m *testing.M) { drivertest.Main(m) }

@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/internal/drivertest"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
 
 // gpuPTX (testdata/gpu.ptx, also read by the root package's GPU test and
@@ -57,7 +58,7 @@ func TestGPUModule(t *testing.T) {
 	_, err = b.LoadModule(0, []byte(".version 7.8\n.target sm_75\n.address_size 64\n.visible .entry bad() { frob.u32 %r1; }\n"), "bad.ptx")
 	require.Error(t, err)
 	t.Logf("bad PTX: %v", err)
-	var e *driver.Error
+	var e *clib.Error
 	if assert.ErrorAs(t, err, &e) {
 		assert.Equal(t, 218, e.Code, "CUDA_ERROR_INVALID_PTX")
 	}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
@@ -14,21 +15,39 @@ const EnvVar = "FLAGOS_LIBCUDA_PATH"
 const VisibleDevicesEnv = "CUDA_VISIBLE_DEVICES"
 
 // Vendor is the CUDA driver API (libcuda.so.1, cu*) as data for the driver
-// core.
-var Vendor = func() *driver.Vendor {
+// core, with its presence tier (NVML, /dev/nvidia*). The description is
+// shared and read-only.
+func Vendor() *driver.Vendor { return vendor }
+
+// PCIVendorNVIDIA is NVIDIA's PCI vendor id (pci.ids: "10de  NVIDIA
+// Corporation").
+const PCIVendorNVIDIA = 0x10de
+
+var vendor = func() *driver.Vendor {
 	v := Family("cu", "CUDA_")
 	v.Type, v.Name = device.CUDA, "NVIDIA"
 	v.Library = driver.Library{
 		Name:    "libcuda",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libcuda.so.1", "libcuda.so"},
-		Dirs:    []string{"/usr/local/nvidia/lib64", driver.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
+		Dirs:    []string{"/usr/local/nvidia/lib64", clib.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
 	}
 	v.VersionBase = 1000 // 13000 is 13.0
 	v.UUIDPrefix = "GPU-"
 	v.VisibleEnv = []string{VisibleDevicesEnv}
+	v.Presence = presenceSources
+	v.DeviceNodes = deviceNodes
+	v.Vars = []driver.Var{{Name: NVMLEnvVar, Kind: driver.VarLibraryPath,
+		Doc: "the absolute path of NVML (libnvidia-ml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
+	v.Auto = AutoRank
+	v.PCIVendors = []uint16{PCIVendorNVIDIA}
 	return v
 }()
+
+// AutoRank is CUDA's place in FLAGOS_BACKEND=auto: last, so that a machine
+// with another accelerator routes flagos there even where a CUDA runtime
+// is installed too (docs/architecture.md gives the whole order).
+const AutoRank = 100
 
 // Family is the part of a description that the CUDA driver API and its
 // mirrors (MUSA's, with prefix "mu" and errPrefix "MUSA_") share: the
@@ -57,7 +76,7 @@ var Attributes = driver.Attributes{
 }
 
 // New returns a CUDA backend (driver.New(Vendor, opts...)). It does no I/O.
-func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }
+func New(opts ...driver.Option) *driver.Backend { return driver.New(vendor, opts...) }
 
 // Symbols is the CUDA driver API's symbol table with prefix in place of
 // "cu": each operation's names, the versioned (newest) first. MUSA's driver

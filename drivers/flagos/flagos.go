@@ -34,12 +34,6 @@ var (
 	ErrUnknownBackend = errors.New("flagos: " + EnvVar + " names no registered backend")
 )
 
-// autoOrder is the preference of FLAGOS_BACKEND=auto: the vendors flagos
-// exists for first (MUSA, then HIP: AMD ROCm and Hygon DCU), CUDA last, so a
-// machine with a non-NVIDIA accelerator routes to it even where a CUDA
-// runtime is present too.
-var autoOrder = [...]device.Type{device.MUSA, device.HIP, device.CUDA}
-
 // Option configures New.
 type Option func(*Backend)
 
@@ -51,6 +45,14 @@ func WithLogger(l *zap.Logger) Option {
 			b.log = l
 		}
 	}
+}
+
+// WithAutoOrder sets the preference of FLAGOS_BACKEND=auto: the vendor
+// types to try, first choice first (flagshim passes the vendor registry's
+// order, drivers.AutoOrder). Without it auto tries every registered vendor
+// backend in registration order.
+func WithAutoOrder(order []device.Type) Option {
+	return func(b *Backend) { b.auto = append([]device.Type(nil), order...) }
 }
 
 // WithGetenv replaces os.Getenv for reading FLAGOS_BACKEND (for tests).
@@ -69,6 +71,7 @@ type Backend struct {
 	devs   *device.Registry
 	log    *zap.Logger
 	getenv func(string) string
+	auto   []device.Type // WithAutoOrder; nil: registration order
 
 	once sync.Once
 	r    *route // written once inside once.Do
@@ -113,12 +116,12 @@ func ParseChoice(v string) (auto bool, name device.Type, err error) {
 	case "", "auto":
 		return true, "", nil
 	case string(device.FlagOS):
-		return false, "", fmt.Errorf("%w=%q: flagos cannot route to itself; use auto or a vendor backend such as musa or cuda", ErrBadChoice, v)
+		return false, "", fmt.Errorf("%w=%q: flagos cannot route to itself; use auto or a registered vendor backend's name", ErrBadChoice, v)
 	case string(device.CPU):
-		return false, "", fmt.Errorf("%w=%q: cpu is not a flagos target; use auto or a vendor backend such as musa or cuda", ErrBadChoice, v)
+		return false, "", fmt.Errorf("%w=%q: cpu is not a flagos target; use auto or a registered vendor backend's name", ErrBadChoice, v)
 	}
 	if !device.ValidType(device.Type(s)) {
-		return false, "", fmt.Errorf("%w=%q: want auto (musa, then hip, then cuda) or a registered vendor backend name such as musa, hip or cuda", ErrBadChoice, v)
+		return false, "", fmt.Errorf("%w=%q: want auto or a registered vendor backend's name (a lowercase device type such as cuda)", ErrBadChoice, v)
 	}
 	return false, device.Type(s), nil
 }
@@ -151,7 +154,7 @@ func (b *Backend) computeRoute() *route {
 	}
 	vendors, names := b.vendors()
 	if auto {
-		return b.routeAuto(vendors)
+		return b.routeAuto(vendors, names)
 	}
 	r := &route{choice: string(name)}
 	vb, ok := vendors[name]
@@ -214,10 +217,16 @@ func (b *Backend) CheckChoice() error {
 	return nil
 }
 
-func (b *Backend) routeAuto(vendors map[device.Type]device.Backend) *route {
+func (b *Backend) routeAuto(vendors map[device.Type]device.Backend, names []string) *route {
 	r := &route{choice: "auto"}
 	var tried []string
-	for _, t := range autoOrder {
+	order := b.auto
+	if order == nil {
+		for _, n := range names {
+			order = append(order, device.Type(n))
+		}
+	}
+	for _, t := range order {
 		vb, ok := vendors[t]
 		if !ok {
 			tried = append(tried, string(t)+" is not registered")

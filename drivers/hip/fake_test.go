@@ -8,7 +8,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/internal/drivertest"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
 
 // suite runs the driver core's conformance cases against the fake

@@ -1,17 +1,93 @@
 package hip
 
 import (
-	"github.com/flagos-ai/flagshim/driver"
+	"fmt"
+	"path"
+
 	"github.com/flagos-ai/flagshim/presence"
 )
 
-// Presence is HIP's presence tier, for driver.WithFacts: the KFD topology in
-// sysfs (GPU nodes, their names, memory and unique ids;
-// ROCR_VISIBLE_DEVICES then HIP_VISIBLE_DEVICES applied as ROCm applies
-// them), else /dev/kfd and the amdgpu render nodes; libamdhip64 is found and
-// checked but not loaded, and hipInit never runs.
-func Presence(opts ...presence.Option) func(*driver.Backend) driver.Facts {
-	return func(b *driver.Backend) driver.Facts {
-		return presence.Facts(b, Vendor.Name, presence.KFD(opts...), presence.Nodes(presence.AMD, opts...))
+// presenceSources is HIP's presence tier: the KFD topology in sysfs (GPU
+// nodes, their names, memory and unique ids; ROCR_VISIBLE_DEVICES then
+// HIP_VISIBLE_DEVICES applied as ROCm applies them), else /dev/kfd and the
+// amdgpu render nodes. The driver core adds where libamdhip64 is (found and
+// checked, not loaded); hipInit never runs.
+func presenceSources(e *presence.Env) []presence.Report {
+	return []presence.Report{KFD(e), nodes(e)}
+}
+
+// renderDrivers are the kernel drivers of AMD/Hygon render nodes: amdgpu,
+// and hydcu (Hygon's kernel module name; not confirmed to be the render
+// node's driver).
+var renderDrivers = []string{"amdgpu", "hydcu"}
+
+// nodes counts AMD/Hygon GPUs from device nodes: /dev/kfd (every ROCm
+// process opens it) must be there, then one /dev/dri/renderDN per GPU whose
+// sysfs driver (/sys/class/drm/renderDN/device/driver) is AMD's or Hygon's.
+func nodes(e *presence.Env) presence.Report {
+	const what = "/dev/dri/renderD* of amdgpu"
+	if !e.IsCharDevice("/dev/kfd") {
+		r := presence.Report{Source: presence.SourceNodes}
+		r.Reason = fmt.Sprintf("%s is not a character device here: no AMD/Hygon GPU is usable (start the container with --device=/dev/kfd --device=/dev/dri)", e.Path("/dev/kfd"))
+		return r
+	}
+	var devs []presence.Device
+	var notes []string
+	for _, d := range e.CharNodes("/dev/dri", "renderD") {
+		name := path.Base(d.Node)
+		drv, err := e.DriverOf("/sys/class/drm/" + name + "/device/driver")
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: driver unknown (%v): not counted", name, err))
+			continue
+		}
+		for _, want := range renderDrivers {
+			if drv == want {
+				devs = append(devs, d)
+				break
+			}
+		}
+	}
+	return presence.NodesOf(what, devs, notes, visible(e), e)
+}
+
+// visible applies ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES (or
+// CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is unset or empty) to the
+// devices ROCR left, the way the ROCm runtimes do: ROCR's filter
+// (presence.VisibleROCR), then HIP's CLR (presence.VisibleCLR). It says
+// which variables it applied. (PyTorch's own reading differs: it refuses a
+// HIP list longer than ROCR's, and counts ROCR's entries without checking
+// them.)
+func visible(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
+	return func(devs []presence.Device) ([]presence.Device, string, error) {
+		cur := presence.Renumber(devs)
+		var applied []string
+		if v, ok := e.Lookup(ROCRVisibleDevicesEnv); ok {
+			var err error
+			if cur, err = presence.VisibleROCR(cur, v); err != nil {
+				return nil, "", fmt.Errorf("%s: %w", ROCRVisibleDevicesEnv, err)
+			}
+			applied = append(applied, ROCRVisibleDevicesEnv+"="+v)
+		}
+		name := VisibleDevicesEnv
+		v, _ := e.Lookup(VisibleDevicesEnv)
+		if v == "" {
+			name = CUDAVisibleDevicesEnv
+			v, _ = e.Lookup(CUDAVisibleDevicesEnv)
+		}
+		if v != "" {
+			var err error
+			if cur, err = presence.VisibleCLR(cur, v); err != nil {
+				return nil, "", fmt.Errorf("%s: %w", name, err)
+			}
+			applied = append(applied, name+"="+v)
+		}
+		desc := ""
+		for i, a := range applied {
+			if i > 0 {
+				desc += " then "
+			}
+			desc += a
+		}
+		return cur, desc, nil
 	}
 }

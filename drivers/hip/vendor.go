@@ -26,7 +26,23 @@ const (
 // where CUDA takes a device handle for attributes and PCI bus ids, returns
 // its error names as const char *, ignores JIT options and encodes its
 // version as major*10000000 + minor*100000 + patch.
-var Vendor = &driver.Vendor{
+//
+// The description is shared and read-only.
+func Vendor() *driver.Vendor { return vendor }
+
+// The PCI vendor ids of HIP's accelerators: AMD's GPUs (pci.ids: "1002
+// Advanced Micro Devices, Inc. [AMD/ATI]") and Hygon's DCUs (pci.ids:
+// "1d94  Chengdu Haiguang IC Design Co., Ltd.").
+const (
+	PCIVendorAMD   = 0x1002
+	PCIVendorHygon = 0x1d94
+)
+
+// AutoRank is HIP's place in FLAGOS_BACKEND=auto (docs/architecture.md
+// gives the whole order).
+const AutoRank = 20
+
+var vendor = &driver.Vendor{
 	Type: device.HIP,
 	Name: "AMD/Hygon",
 	Library: driver.Library{
@@ -50,6 +66,9 @@ var Vendor = &driver.Vendor{
 	VersionBase: 10000000, // 60241134 is 6.2
 	UUIDPrefix:  "GPU-",
 	VisibleEnv:  []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
+	Presence:    presenceSources,
+	Auto:        AutoRank,
+	PCIVendors:  []uint16{PCIVendorAMD, PCIVendorHygon},
 }
 
 // Attributes are hipDeviceAttribute_t's numbers (the same from ROCm 5.0,
@@ -110,4 +129,4 @@ var Symbols = map[driver.Op][]string{
 }
 
 // New returns a HIP backend (driver.New(Vendor, opts...)). It does no I/O.
-func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }
+func New(opts ...driver.Option) *driver.Backend { return driver.New(vendor, opts...) }

@@ -1,15 +1,23 @@
 package musa
 
 import (
-	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/presence"
 )
 
-// Presence is MUSA's presence tier, for driver.WithFacts: the Moore Threads
-// management library's view (libmtml.so; MUSA_VISIBLE_DEVICES applied),
-// else the /dev/mtgpu.* nodes, and what libmusa says without muInit.
-func Presence(opts ...presence.Option) func(*driver.Backend) driver.Facts {
-	return func(b *driver.Backend) driver.Facts {
-		return presence.Facts(b, Vendor.Name, presence.MTML(opts...), presence.Nodes(presence.MooreThreads, opts...))
-	}
+// presenceSources is MUSA's presence tier: the Moore Threads management
+// library's view (libmtml.so; MUSA_VISIBLE_DEVICES applied), else the
+// /dev/mtgpu.* nodes. The driver core adds where libmusa is (found and
+// checked, not opened); muInit never runs.
+func presenceSources(e *presence.Env) []presence.Report {
+	return []presence.Report{MTML(e), presence.Nodes(deviceNodes, e)}
+}
+
+// deviceNodes are Moore Threads': /dev/mtgpu.N (what Moore Threads' docker
+// instructions pass with --device, alongside /dev/dri); /dev/mtgpuN is
+// accepted too.
+var deviceNodes = presence.NodeSpec{
+	What:     "/dev/mtgpu.*",
+	Dir:      "/dev",
+	Prefixes: []string{"mtgpu.", "mtgpu"},
+	Visible:  VisibleDevicesEnv,
 }

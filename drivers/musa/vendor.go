@@ -15,10 +15,21 @@ const EnvVar = "FLAGOS_LIBMUSA_PATH"
 const VisibleDevicesEnv = "MUSA_VISIBLE_DEVICES"
 
 // Vendor is the MUSA driver API (libmusa.so.1, mu*) as data for the driver
-// core. It mirrors CUDA's: the same functions with the mu prefix, the same
-// result numbers with MUSA_, the same attribute and JIT option numbers; its
-// version encodes major*10000 + minor*100.
-var Vendor = func() *driver.Vendor {
+// core, with its presence tier (MTML, /dev/mtgpu.*). It mirrors CUDA's: the
+// same functions with the mu prefix, the same result numbers with MUSA_,
+// the same attribute and JIT option numbers; its version encodes
+// major*10000 + minor*100. The description is shared and read-only.
+func Vendor() *driver.Vendor { return vendor }
+
+// PCIVendorMooreThreads is Moore Threads' PCI vendor id (pci.ids: "1ed5
+// Moore Threads Technology Co.,Ltd").
+const PCIVendorMooreThreads = 0x1ed5
+
+// AutoRank is MUSA's place in FLAGOS_BACKEND=auto: first, the family
+// flagos was written for (docs/architecture.md gives the whole order).
+const AutoRank = 10
+
+var vendor = func() *driver.Vendor {
 	v := cuda.Family("mu", "MUSA_")
 	v.Type, v.Name = device.MUSA, "Moore Threads"
 	v.Library = driver.Library{
@@ -29,8 +40,14 @@ var Vendor = func() *driver.Vendor {
 	}
 	v.VersionBase = 10000 // 30100 is 3.1
 	v.VisibleEnv = []string{VisibleDevicesEnv}
+	v.Presence = presenceSources
+	v.DeviceNodes = deviceNodes
+	v.Vars = []driver.Var{{Name: MTMLEnvVar, Kind: driver.VarLibraryPath,
+		Doc: "the absolute path of MTML (libmtml.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
+	v.Auto = AutoRank
+	v.PCIVendors = []uint16{PCIVendorMooreThreads}
 	return v
 }()
 
 // New returns a MUSA backend (driver.New(Vendor, opts...)). It does no I/O.
-func New(opts ...driver.Option) *driver.Backend { return driver.New(Vendor, opts...) }
+func New(opts ...driver.Option) *driver.Backend { return driver.New(vendor, opts...) }

@@ -99,10 +99,10 @@ def library(test: unittest.TestCase) -> str:
 
 # The fake libraries: name -> (source relative to ROOT, soname, extra flags).
 _FAKES = {
-    "musa": ("internal/drivertest/testdata/fake_cufamily.c", "libmusa.so.1", ["-DFAKE_MU"]),
-    "cuda": ("internal/drivertest/testdata/fake_cufamily.c", "libcuda.so.1", []),
-    "mtml": ("presence/testdata/fake_mtml.c", "libmtml.so", []),
-    "nvml": ("presence/testdata/fake_nvml.c", "libnvidia-ml.so.1", []),
+    "musa": ("driver/drivertest/testdata/fake_cufamily.c", "libmusa.so.1", ["-DFAKE_MU"]),
+    "cuda": ("driver/drivertest/testdata/fake_cufamily.c", "libcuda.so.1", []),
+    "mtml": ("drivers/musa/testdata/fake_mtml.c", "libmtml.so", []),
+    "nvml": ("drivers/cuda/testdata/fake_nvml.c", "libnvidia-ml.so.1", []),
 }
 
 
@@ -155,7 +155,7 @@ class Fakes:
         else:
             src, soname, flags = _FAKES[name]
             out = os.path.join(d, soname)
-            include = os.path.join(ROOT, "internal/drivertest/testdata")
+            include = os.path.join(ROOT, "driver/drivertest/testdata")
             cls._compile(test, out, [os.path.join(ROOT, src)], [f"-Wl,-soname,{soname}", f"-I{include}"] + flags)
         cls._built[name] = out
         return out

@@ -1,7 +1,7 @@
 /*
  * A fake libamdhip64.so.6 (AMD ROCm / Hygon DTK HIP runtime) with the real
  * function names and C signatures of hip_runtime_api.h (ROCm 6.2), for
- * flagshim's tests. Behaviour: internal/drivertest/testdata/fake_common.h,
+ * flagshim's tests. Behaviour: driver/drivertest/testdata/fake_common.h,
  * with the HIP runtime's own conventions on top:
  *   - hipDevice_t is the ordinal (hipDeviceGet returns it, as CLR does); the
  *     shared fake's handles (ordinal+1000) never leave this file.

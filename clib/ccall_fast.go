@@ -1,0 +1,52 @@
+//go:build amd64 && linux && !cgo
+
+package clib
+
+import "unsafe"
+
+// CallList and CallThen (a device made current, a synchronize, a launch) go
+// through a trampoline of this package's own (ccall_amd64.s) instead of
+// purego.SyscallN, which copies 64 words and takes a pooled block per call:
+// on the reference H200 that overhead was most of what separated a driver's
+// Synchronize from the C floor. It runs the same way purego's does, through
+// runtime.cgocall (which purego's runtime support makes usable without
+// cgo); with cgo enabled the package uses purego.SyscallN (ccall_purego.go).
+
+// cblock is the trampoline's argument block; its layout is the assembly's.
+type cblock struct {
+	fn   uintptr
+	then uintptr // called after fn succeeds; 0: none
+	args [11]uintptr
+	r1   uintptr
+	r2   uintptr // then's result
+}
+
+var ctrampABI0 uintptr // the trampoline's address, set in ccall_amd64.s
+
+//go:linkname runtime_cgocall runtime.cgocall
+//go:noescape
+func runtime_cgocall(fn uintptr, arg unsafe.Pointer) int32
+
+// ccall calls fn with at most 11 integer arguments that are values or C
+// addresses (never addresses of Go memory) and returns its result register.
+// It allocates nothing: the block stays on the goroutine's stack, which does
+// not move while the call is in C.
+func ccall(fn uintptr, args []uintptr) uintptr {
+	var b cblock
+	b.fn = fn
+	copy(b.args[:], args)
+	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
+	return b.r1
+}
+
+// ccallThen is ccall, then, when fn returned 0, a call of then with no
+// arguments, both on one OS thread in one transition to C; r2 is 0 when
+// then did not run. A device's context made current by fn is thus current
+// for then without locking the goroutine to its thread.
+func ccallThen(fn uintptr, args []uintptr, then uintptr) (r1, r2 uintptr) {
+	var b cblock
+	b.fn, b.then = fn, then
+	copy(b.args[:], args)
+	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
+	return b.r1, b.r2
+}

@@ -1,0 +1,28 @@
+//go:build !(amd64 && linux && !cgo)
+
+package clib
+
+import (
+	"runtime"
+
+	"github.com/ebitengine/purego"
+)
+
+// ccall calls fn through purego.SyscallN where the package has no
+// trampoline of its own (see ccall_fast.go).
+func ccall(fn uintptr, args []uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}
+
+// ccallThen calls fn and, when it returns 0, then, on one locked OS thread
+// (see ccall_fast.go's; here they are two calls).
+func ccallThen(fn uintptr, args []uintptr, then uintptr) (r1, r2 uintptr) {
+	runtime.LockOSThread()
+	r1 = ccall(fn, args)
+	if Code(r1) == 0 {
+		r2 = ccall(then, nil)
+	}
+	runtime.UnlockOSThread()
+	return r1, r2
+}

@@ -1,0 +1,267 @@
+package drivertest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+)
+
+// The cases of a loaded backend's calls: the first use, properties, the
+// current device, threads, allocation-free hot paths and call errors.
+
+func init() {
+	cases = append(cases,
+		fakeCase{name: "lazy_and_concurrent_first_use", setup: func(t *testing.T, s *Suite) []string {
+			return withOverride(nil, "FAKE_LOG="+filepath.Join(dltest.PrivateDir(t), "log"))(t, s)
+		}, check: lazyConcurrent},
+		fakeCase{name: "backend", setup: withOverride(nil, "FAKE_DEVICE_NAMES=Fake H200 A,Fake H200 B", "FAKE_CC=9.0",
+			"FAKE_SM_COUNT=132", "FAKE_TOTAL_MEM=150754820096"), check: backend},
+		fakeCase{name: "threads", setup: withOverride(nil, "FAKE_DEVICE_COUNT=4"), check: threads},
+		fakeCase{name: "hot_paths_allocate_nothing", setup: withOverride(nil), check: hotPaths},
+		fakeCase{name: "call_error", setup: withOverride(nil, "FAKE_SYNC_RESULT=700"), check: callError},
+		fakeCase{name: "library_error_name", setup: withOverride(nil, "FAKE_SYNC_RESULT=1054"), check: libraryErrorName},
+		fakeCase{name: "with_context", setup: withOverride(nil), check: withContext},
+	)
+}
+
+func lazyConcurrent(t *testing.T, s *Suite, b *driver.Backend) {
+	logf := os.Getenv("FAKE_LOG")
+	assert.Empty(t, readLog(t, logf), "New must not open the library")
+	assert.False(t, b.Loaded())
+	const n = 64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	results := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var err error
+			switch i % 4 {
+			case 0:
+				r := b.Available()
+				results[i] = fmt.Sprint(r.Available, r.Devices)
+			case 1:
+				var c int
+				c, err = b.DeviceCount()
+				results[i] = fmt.Sprint(c > 0, c)
+			case 2:
+				err = b.Synchronize(i % 2)
+				results[i] = "true 2"
+			case 3:
+				_, err = b.Properties(1)
+				results[i] = "true 2"
+			}
+			if err != nil {
+				results[i] = err.Error()
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, r := range results {
+		assert.Equal(t, "true 2", r, "goroutine %d", i)
+	}
+	lines := readLog(t, logf)
+	assert.Equal(t, 1, count(lines, "load"), "one dlopen: %v", lines)
+	assert.Equal(t, 1, count(lines, "init"), "one init: %v", lines)
+}
+
+func backend(t *testing.T, s *Suite, b *driver.Backend) {
+	assert.Equal(t, s.typ(), b.Type())
+	n, err := b.DeviceCount()
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	major, minor, err := b.DriverVersion()
+	require.NoError(t, err)
+	assert.Equal(t, s.Version, [2]int{major, minor})
+
+	for i, name := range []string{"Fake H200 A", "Fake H200 B"} {
+		p, err := b.Properties(i)
+		require.NoError(t, err)
+		assert.Equal(t, name, p.Name)
+		assert.Equal(t, uint64(150754820096), p.TotalMemory)
+		assert.Equal(t, [3]int{9, 0, 132}, [3]int{p.Major, p.Minor, p.MultiProcessors})
+		assert.Equal(t, s.Vendor.Name, p.Vendor)
+		assert.True(t, strings.HasPrefix(p.UUID, s.Vendor.UUIDPrefix))
+		u := fmt.Sprintf("%02x%02x%02x%02x-", 0x10*(i+1), 0x10*(i+1)+1, 0x10*(i+1)+2, 0x10*(i+1)+3)
+		assert.Contains(t, p.UUID, u)
+		id, err := b.PCIBusID(i)
+		require.NoError(t, err)
+		assert.Equal(t, s.pciBusID(i), id)
+		free, total, err := b.MemInfo(i)
+		require.NoError(t, err)
+		assert.Equal(t, p.TotalMemory, total, "MemInfo's total is Properties' total")
+		assert.LessOrEqual(t, free, total)
+	}
+
+	cur, err := b.Current()
+	require.NoError(t, err)
+	assert.Zero(t, cur)
+	require.NoError(t, b.SetCurrent(1))
+	cur, err = b.Current()
+	require.NoError(t, err)
+	assert.Equal(t, 1, cur)
+	require.NoError(t, b.SetCurrent(-1), "-1 keeps the current device")
+	cur, _ = b.Current()
+	assert.Equal(t, 1, cur)
+	require.NoError(t, b.Synchronize(-1))
+	require.NoError(t, b.Synchronize(0))
+	p, err := b.Properties(-1)
+	require.NoError(t, err)
+	assert.Equal(t, "Fake H200 B", p.Name, "-1 is the current device")
+
+	for _, bad := range []int{-2, 2, 1 << 20} {
+		err := b.SetCurrent(bad)
+		assert.ErrorIs(t, err, device.ErrInvalidIndex, "SetCurrent(%d)", bad)
+		assert.Contains(t, err.Error(), "valid indexes are 0..1")
+	}
+	assert.ErrorIs(t, b.Synchronize(2), device.ErrInvalidIndex)
+	_, err = b.Properties(2)
+	assert.ErrorIs(t, err, device.ErrInvalidIndex)
+	_, err = b.PCIBusID(-3)
+	assert.ErrorIs(t, err, device.ErrInvalidIndex)
+	_, _, err = b.MemInfo(7)
+	assert.ErrorIs(t, err, device.ErrInvalidIndex)
+	cur, _ = b.Current()
+	assert.Equal(t, 1, cur, "a failed SetCurrent changes nothing")
+
+	info := b.Describe()
+	assert.Equal(t, "true", info.Extra["available"])
+	assert.Equal(t, "2", info.Extra["devices"])
+	if len(s.syms(driver.OpDeviceTotalMem)) > 1 {
+		assert.Equal(t, s.sym(driver.OpDeviceTotalMem), info.Extra["symbol.DeviceTotalMem"], "the versioned name is found")
+	} else {
+		assert.NotContains(t, info.Extra, "symbol.DeviceTotalMem", "one name: nothing to report")
+	}
+	assert.NotContains(t, info.Extra, s.visibleEnv())
+	for k := range info.Extra {
+		assert.False(t, strings.HasPrefix(k, "missing."), "the full fake lacks nothing: %s", k)
+	}
+}
+
+func threads(t *testing.T, s *Suite, b *driver.Backend) {
+	// The fake's contexts are per thread and its calls fail without one:
+	// every call must select its device on its own locked thread, whatever
+	// thread the goroutine is on.
+	var wg sync.WaitGroup
+	errs := make(chan error, 1024)
+	for g := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				d := (g + i) % 4
+				if err := b.Synchronize(d); err != nil {
+					errs <- err
+					return
+				}
+				if i%7 == 0 {
+					if err := b.SetCurrent(d); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	c, err := b.Current()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, c, 0)
+	assert.Less(t, c, 4)
+}
+
+func hotPaths(t *testing.T, s *Suite, b *driver.Backend) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	require.NoError(t, b.SetCurrent(1)) // the first use retains the contexts
+	require.NoError(t, b.SetCurrent(0))
+	m, err := b.LoadModule(0, []byte(AddImage), "hot")
+	require.NoError(t, err)
+	defer m.Unload()
+	nop, err := m.Function("nop3")
+	require.NoError(t, err)
+	p, err := b.Alloc(0, 64)
+	require.NoError(t, err)
+	defer b.Free(0, p)
+	st, err := b.NewStream(0)
+	require.NoError(t, err)
+	defer st.Destroy()
+	args := []any{p, p, uint32(1)}
+	one := [3]uint32{1, 1, 1}
+	allocs := testing.AllocsPerRun(200, func() {
+		_, _ = b.Current()
+		_ = b.SetCurrent(1)
+		_ = b.Synchronize(-1)
+		_ = b.Synchronize(0)
+		_ = b.Launch(0, nop, one, one, 0, args...)
+		_ = st.Launch(nop, one, one, 0, args...)
+		_ = st.Synchronize()
+	})
+	assert.Zero(t, allocs, "Current, SetCurrent, Synchronize, Launch and a stream's Launch and Synchronize must not allocate")
+}
+
+func callError(t *testing.T, s *Suite, b *driver.Backend) {
+	err := b.Synchronize(1)
+	require.Error(t, err)
+	var e *clib.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 700, e.Code)
+	assert.Equal(t, s.Vendor.ResultName(700), e.Name)
+	assert.Contains(t, e.Message, "illegal memory access")
+	assert.Equal(t, fmt.Sprintf("%s(device 1): %s: %s (700): fake: an illegal memory access was encountered",
+		s.sym(driver.OpSynchronize), s.typ(), s.Vendor.ResultName(700)), err.Error())
+	assert.ErrorIs(t, err, device.ErrLaunchFailed, "an illegal address is a kernel's fault")
+	assert.NotErrorIs(t, err, device.ErrNotAvailable)
+	assert.True(t, b.Available().Available, "a failed call does not change the probe")
+}
+
+// libraryErrorName: the name of a code the vendor's table lacks is the
+// library's own where it has one (HIP's hipGetErrorName, a const char *),
+// else the core's generated name.
+func libraryErrorName(t *testing.T, s *Suite, b *driver.Backend) {
+	const code = 1054
+	_, inTable := s.Vendor.Results[code]
+	require.False(t, inTable, "the case needs a code the vendor's table lacks")
+	want := s.Vendor.ResultName(code)
+	if n, ok := s.FakeNames[code]; ok {
+		want = n
+	}
+	err := b.Synchronize(0)
+	var e *clib.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, code, e.Code)
+	assert.Equal(t, want, e.Name)
+	assert.Contains(t, err.Error(), want+" (1054)")
+	assert.NotErrorIs(t, err, device.ErrNotAvailable, "an unknown code matches no sentinel")
+}
+
+func withContext(t *testing.T, s *Suite, b *driver.Backend) {
+	cur := counter(t, "fake_current_ordinal")
+	err := b.WithContext(1, func() error {
+		assert.Equal(t, 1, cur(), "device 1 is current inside")
+		return nil
+	})
+	require.NoError(t, err)
+	sentinel := fmt.Errorf("from f")
+	assert.Equal(t, sentinel, b.WithContext(0, func() error { return sentinel }), "f's error comes back as is")
+	assert.ErrorIs(t, b.WithContext(9, func() error { return nil }), device.ErrInvalidIndex)
+}

@@ -1,0 +1,273 @@
+package drivertest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+)
+
+func init() {
+	cases = append(cases,
+		fakeCase{name: "no_library", setup: func(*testing.T, *Suite) []string { return []string{absentEnv + "=1"} }, check: noLibrary},
+		fakeCase{name: "ld_library_path", setup: ldLibraryPath, check: foundThroughLoader},
+		fakeCase{name: "absolute_override", setup: absoluteOverride, check: overrideWins},
+		fakeCase{name: "relative_override", setup: relativeOverride, check: relativeRefused},
+		fakeCase{name: "world_writable", setup: worldWritable, check: func(t *testing.T, s *Suite, b *driver.Backend) {
+			notAvailable(t, b, driver.ErrUnsafeLibrary)
+		}},
+		fakeCase{name: "world_writable_searched", setup: worldWritableSearched, check: unsafeSkipped},
+		fakeCase{name: "stub", skip: noStubCode, setup: withOverride(nil, "FAKE_STUB=1"), check: stub},
+		initCase(35, driver.ErrDriverMismatch),
+		initCase(100, driver.ErrNoDevice),
+		initCase(803, driver.ErrDriverMismatch),
+		initCase(804, driver.ErrDriverMismatch),
+		initCase(999),
+		fakeCase{name: "zero_devices", setup: func(t *testing.T, s *Suite) []string {
+			return withOverride(nil, "FAKE_DEVICE_COUNT=0", s.visibleEnv()+"=7")(t, s)
+		}, check: zeroDevices},
+		fakeCase{name: "absurd_device_count", setup: withOverride(nil, "FAKE_RAW_COUNT=2147483647"), check: absurdCount},
+		fakeCase{name: "init_hangs", setup: withOverride(nil, "FAKE_INIT_SLEEP_MS=5000"), check: initHangs},
+		fakeCase{name: "missing_optional_symbol", setup: withOverride([]string{"-DFAKE_NO_PCI_BUS_ID"}), check: missingOptional},
+		fakeCase{name: "versioned_fallback", skip: noVersionedTotalMem, setup: withOverride([]string{"-DFAKE_NO_TOTALMEM_V2"}, "FAKE_TOTAL_MEM=3221225472"), check: versionedFallback},
+		fakeCase{name: "missing_required_symbol", setup: withOverride([]string{"-DFAKE_NO_CTX_SYNCHRONIZE"}), check: missingRequired},
+	)
+}
+
+func noLibrary(t *testing.T, s *Suite, b *driver.Backend) {
+	reason := notAvailable(t, b, driver.ErrLibraryNotFound)
+	assert.Contains(t, reason, s.lib()+" not found")
+	assert.Contains(t, reason, s.library().Sonames[0])
+	assert.Contains(t, reason, s.envVar()+"=/abs/path")
+	_, err := b.DeviceCount()
+	assert.ErrorIs(t, err, driver.ErrLibraryNotFound)
+	_, _, err = b.DriverVersion()
+	assert.ErrorIs(t, err, device.ErrNotAvailable)
+	info := b.Describe()
+	assert.Empty(t, info.Library)
+	assert.Empty(t, info.DriverVersion)
+	require.NotEmpty(t, info.Attempts)
+	assert.Contains(t, info.Attempts[0].Path, s.library().Sonames[0])
+	assert.NotEmpty(t, info.Attempts[0].Error)
+}
+
+// noStubCode skips the stub case for a vendor without a stub library.
+func noStubCode(s *Suite) string {
+	if _, ok := s.stubCode(); ok {
+		return ""
+	}
+	return fmt.Sprintf("%s has no result code for a link-time stub library (CUDA's 34, CUDA_ERROR_STUB_LIBRARY): its toolkit ships no stub of %s",
+		s.typ(), s.lib())
+}
+
+// noVersionedTotalMem skips the fallback case for a vendor whose
+// total-memory function has one name.
+func noVersionedTotalMem(s *Suite) string {
+	if len(s.syms(driver.OpDeviceTotalMem)) > 1 {
+		return ""
+	}
+	return fmt.Sprintf("%s has one total-memory function (%s), no versioned name to fall back from (CUDA's cuDeviceTotalMem_v2 -> cuDeviceTotalMem)",
+		s.typ(), s.sym(driver.OpDeviceTotalMem))
+}
+
+func ldLibraryPath(t *testing.T, s *Suite) []string {
+	p := s.Build(t)
+	return []string{"LD_LIBRARY_PATH=" + filepath.Dir(p), libEnv + "=" + p}
+}
+
+func foundThroughLoader(t *testing.T, s *Suite, b *driver.Backend) {
+	r := b.Available()
+	require.True(t, r.Available, r.Reason)
+	assert.Equal(t, 2, r.Devices)
+	info := b.Describe()
+	assert.Equal(t, os.Getenv(libEnv), info.Library, "the file the loader would pick, opened by its absolute path")
+	require.NotEmpty(t, info.Attempts)
+	last := info.Attempts[len(info.Attempts)-1]
+	assert.Empty(t, last.Error)
+	assert.Equal(t, fmt.Sprintf("%d.%d", s.Version[0], s.Version[1]), info.DriverVersion)
+	assert.Contains(t, r.Reason, info.Library)
+}
+
+func absoluteOverride(t *testing.T, s *Suite) []string {
+	// A library through LD_LIBRARY_PATH that lacks the PCI symbol proves
+	// the override, which has it, is the one used.
+	other := s.Build(t, "-DFAKE_NO_PCI_BUS_ID")
+	return append(withOverride(nil)(t, s), "LD_LIBRARY_PATH="+filepath.Dir(other))
+}
+
+func overrideWins(t *testing.T, s *Suite, b *driver.Backend) {
+	r := b.Available()
+	require.True(t, r.Available, r.Reason)
+	info := b.Describe()
+	assert.Equal(t, os.Getenv(s.envVar()), info.Library)
+	assert.Equal(t, []device.Attempt{{Path: os.Getenv(s.envVar())}}, info.Attempts)
+	id, err := b.PCIBusID(0)
+	require.NoError(t, err)
+	assert.Equal(t, s.pciBusID(0), id)
+}
+
+func relativeOverride(t *testing.T, s *Suite) []string {
+	p := s.Build(t)
+	return []string{s.envVar() + "=lib/" + filepath.Base(p), "LD_LIBRARY_PATH=" + filepath.Dir(p)}
+}
+
+func relativeRefused(t *testing.T, s *Suite, b *driver.Backend) {
+	reason := notAvailable(t, b, driver.ErrRelativePath)
+	assert.Contains(t, reason, s.envVar())
+	assert.Contains(t, reason, "absolute")
+	info := b.Describe()
+	assert.Empty(t, info.Library)
+	require.Len(t, info.Attempts, 1, "nothing else is tried")
+}
+
+func worldWritable(t *testing.T, s *Suite) []string {
+	p := s.Build(t)
+	require.NoError(t, os.Chmod(p, 0o777))
+	return []string{s.envVar() + "=" + p}
+}
+
+func worldWritableSearched(t *testing.T, s *Suite) []string {
+	// Under the absent soname, so that a real driver installed on the
+	// machine is not found first through the dynamic loader's folders.
+	built := s.Build(t)
+	p := filepath.Join(filepath.Dir(built), "lib"+string(s.typ())+"-absent-drivertest.so.1")
+	require.NoError(t, os.Rename(built, p))
+	require.NoError(t, os.Chmod(filepath.Dir(p), 0o777))
+	return []string{dirsEnv + "=" + filepath.Dir(p), libEnv + "=" + p, absentEnv + "=1"}
+}
+
+func unsafeSkipped(t *testing.T, s *Suite, b *driver.Backend) {
+	notAvailable(t, b, driver.ErrLibraryNotFound)
+	var found bool
+	for _, a := range b.Describe().Attempts {
+		if a.Path == os.Getenv(libEnv) {
+			found = true
+			assert.Contains(t, a.Error, "writ", "the attempt says the folder is writable by others")
+		}
+	}
+	assert.True(t, found, "the unsafe candidate is in the attempt log: %v", b.Describe().Attempts)
+}
+
+func stub(t *testing.T, s *Suite, b *driver.Backend) {
+	code, _ := s.stubCode()
+	reason := notAvailable(t, b, driver.ErrStubLibrary)
+	assert.Contains(t, reason, s.Vendor.ResultName(code))
+	assert.Contains(t, reason, fmt.Sprintf("(%d)", code))
+	assert.Contains(t, reason, os.Getenv(libEnv))
+	assert.Contains(t, reason, "stub")
+	var e *clib.Error
+	_, err := b.Current()
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, code, e.Code)
+	assert.Equal(t, string(s.typ()), e.Library)
+	// A stub library answers nothing, not even its version.
+	_, _, err = b.DriverVersion()
+	assert.Error(t, err)
+	assert.Equal(t, os.Getenv(libEnv), b.Describe().Library)
+}
+
+// initCase is init failing with code, where the vendor has that code: the
+// backend is not available, with the sentinels given here and those of the
+// vendor's table.
+func initCase(code int, sentinels ...error) fakeCase {
+	return fakeCase{
+		name: fmt.Sprintf("init_%d", code),
+		skip: func(s *Suite) string {
+			if _, ok := s.Vendor.Results[code]; ok {
+				return ""
+			}
+			return fmt.Sprintf("%s has no result code %d", s.typ(), code)
+		},
+		setup: withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", code)),
+		check: func(t *testing.T, s *Suite, b *driver.Backend) {
+			targets := slices.Concat(sentinels, s.Vendor.Results[code].Is)
+			reason := notAvailable(t, b, targets...)
+			assert.Contains(t, reason, fmt.Sprintf("(%d)", code))
+			assert.Contains(t, reason, s.sym(driver.OpInit)+"(0) failed: ")
+			assert.Contains(t, reason, s.Vendor.ResultName(code))
+			assert.Equal(t, 1, strings.Count(reason, string(s.typ())+": "), "one package prefix: %s", reason)
+			assert.Contains(t, reason, os.Getenv(libEnv))
+			// The version is readable without init.
+			major, minor, err := b.DriverVersion()
+			require.NoError(t, err)
+			assert.Equal(t, s.Version, [2]int{major, minor})
+			_, err = b.DeviceCount()
+			var e *clib.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, code, e.Code)
+		},
+	}
+}
+
+func zeroDevices(t *testing.T, s *Suite, b *driver.Backend) {
+	reason := notAvailable(t, b, driver.ErrNoDevice)
+	t.Log(reason)
+	assert.Contains(t, reason, "no devices")
+	assert.Contains(t, reason, s.visibleEnv()+`="7"`)
+	assert.Contains(t, reason, os.Getenv(libEnv))
+	n, err := b.DeviceCount()
+	assert.NoError(t, err, "zero devices is an answer")
+	assert.Zero(t, n)
+	info := b.Describe()
+	assert.Equal(t, "7", info.Extra[s.visibleEnv()])
+	assert.Equal(t, "0", info.Extra["devices"])
+}
+
+func absurdCount(t *testing.T, s *Suite, b *driver.Backend) {
+	reason := notAvailable(t, b, driver.ErrTooManyDevices)
+	assert.Contains(t, reason, "2147483647")
+	assert.Contains(t, reason, fmt.Sprint(driver.MaxDevices))
+	_, err := b.DeviceCount()
+	assert.Error(t, err, "no count is given for a broken driver")
+}
+
+func initHangs(t *testing.T, s *Suite, _ *driver.Backend) {
+	b := s.New(driver.WithInitTimeout(200 * time.Millisecond))
+	start := time.Now()
+	reason := notAvailable(t, b, driver.ErrTimedOut)
+	// The bound is the timeout, not the driver's sleep: generous, never
+	// the 5 s the fake sleeps.
+	assert.Less(t, time.Since(start), 4*time.Second)
+	assert.Contains(t, reason, s.sym(driver.OpInit))
+	assert.Contains(t, reason, "200ms")
+	assert.Contains(t, reason, "FLAGOS_PROBE_TIMEOUT")
+	assert.Equal(t, os.Getenv(libEnv), b.Describe().Library, "what the load did before it hung is reported")
+}
+
+func missingOptional(t *testing.T, s *Suite, b *driver.Backend) {
+	r := b.Available()
+	require.True(t, r.Available, r.Reason)
+	_, err := b.PCIBusID(0)
+	assert.ErrorIs(t, err, device.ErrNotSupported)
+	assert.Contains(t, err.Error(), s.sym(driver.OpDevicePCIBusID))
+	p, err := b.Properties(1)
+	require.NoError(t, err)
+	assert.Equal(t, "Fake GPU 1", p.Name)
+	assert.Contains(t, b.Describe().Extra, "missing.PCI bus ids")
+}
+
+func versionedFallback(t *testing.T, s *Suite, b *driver.Backend) {
+	p, err := b.Properties(0)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3<<30), p.TotalMemory)
+	names := s.syms(driver.OpDeviceTotalMem)
+	require.Len(t, names, 2, "the vendor has a versioned name and a fallback")
+	assert.Equal(t, names[1], b.Describe().Extra["symbol.DeviceTotalMem"])
+}
+
+func missingRequired(t *testing.T, s *Suite, b *driver.Backend) {
+	reason := notAvailable(t, b, driver.ErrMissingSymbol)
+	assert.Contains(t, reason, s.sym(driver.OpSynchronize))
+	assert.Contains(t, reason, os.Getenv(libEnv))
+	assert.Contains(t, reason, "required")
+}

@@ -1,4 +1,0 @@
-package driver
-
-// MultiarchLibDir is Debian's multiarch library folder for this architecture.
-const MultiarchLibDir = "/usr/lib/aarch64-linux-gnu"

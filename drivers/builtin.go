@@ -1,0 +1,25 @@
+package drivers
+
+import (
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/hip"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+)
+
+// builtin are flagshim's own vendors, one line each, in the order Init
+// registers their backends. Adding a vendor adds its line here (the
+// checklist is in docs/architecture.md).
+var builtin = []func() *driver.Vendor{
+	cuda.Vendor,
+	musa.Vendor,
+	hip.Vendor,
+}
+
+func init() {
+	for _, v := range builtin {
+		if err := Register(v()); err != nil {
+			panic(err) // a built-in description that fails Validate: a bug
+		}
+	}
+}

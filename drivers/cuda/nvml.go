@@ -1,0 +1,235 @@
+package cuda
+
+// The NVML binding. Every signature, struct and code below is from nvml.h
+// as NVIDIA/go-nvml vendors it (pkg/nvml/nvml.h):
+//
+//	nvmlReturn_t nvmlInit_v2(void);                      (nvmlInit before R319)
+//	nvmlReturn_t nvmlShutdown(void);
+//	const char*  nvmlErrorString(nvmlReturn_t result);
+//	nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount);
+//	nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+//	nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);   96 bytes (NVML_DEVICE_NAME_V2_BUFFER_SIZE)
+//	nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);   96 bytes (NVML_DEVICE_UUID_V2_BUFFER_SIZE)
+//	nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);         {total, free, used} unsigned long long
+//	nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);             80 bytes (NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE)
+//
+// and, optional:
+//
+//	nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
+//	nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);  (then nvmlSystemGetCudaDriverVersion)
+//	nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
+//
+// nvmlDevice_t is an opaque pointer. nvmlPciInfo_t (v3) is
+// {char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId,
+// pciSubSystemId; char busId[32]}: 68 bytes, busId at offset 36.
+//
+// nvmlInit_v2 does not initialize CUDA: NVML talks to the kernel driver
+// through /dev/nvidiactl. nvml.h says the _v2 CUDA version comes from
+// libcuda.so.1's cuDriverGetVersion, so NVML may map libcuda into the
+// process to answer it; cuDriverGetVersion needs no cuInit and creates no
+// context.
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/presence"
+)
+
+// NVMLEnvVar overrides the search for libnvidia-ml.so.1 with an absolute
+// path.
+const NVMLEnvVar = "FLAGOS_LIBNVML_PATH"
+
+// SourceNVML is the presence Report.Source of NVML's answer.
+const SourceNVML = "nvml"
+
+// NVMLLibrary is where NVML is looked for.
+var NVMLLibrary = clib.Library{
+	Name:    "libnvidia-ml",
+	EnvVar:  NVMLEnvVar,
+	Sonames: []string{"libnvidia-ml.so.1"},
+	Dirs:    []string{"/usr/local/nvidia/lib64", clib.MultiarchLibDir, "/usr/lib64", "/usr/lib/wsl/lib"},
+}
+
+type nvmlSyms struct {
+	init, shutdown, errorString           clib.Func
+	count, handle, name, uuid, memory     clib.Func
+	driverVersion                         clib.Func
+	computeCapability, cudaVersion, pciV3 clib.Func
+}
+
+func (s *nvmlSyms) table() []clib.Sym {
+	return []clib.Sym{
+		{Fn: &s.init, Names: []string{"nvmlInit_v2", "nvmlInit"}, Required: true},
+		{Fn: &s.shutdown, Names: []string{"nvmlShutdown"}, Required: true},
+		{Fn: &s.errorString, Names: []string{"nvmlErrorString"}, Required: true, Sig: "i"},
+		{Fn: &s.count, Names: []string{"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, Required: true, Sig: "p"},
+		{Fn: &s.handle, Names: []string{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, Required: true, Sig: "up"},
+		{Fn: &s.name, Names: []string{"nvmlDeviceGetName"}, Required: true, Sig: "hpu"},
+		{Fn: &s.uuid, Names: []string{"nvmlDeviceGetUUID"}, Required: true, Sig: "hpu"},
+		{Fn: &s.memory, Names: []string{"nvmlDeviceGetMemoryInfo"}, Required: true, Sig: "hp"},
+		{Fn: &s.driverVersion, Names: []string{"nvmlSystemGetDriverVersion"}, Required: true, Sig: "pu"},
+		{Fn: &s.computeCapability, Names: []string{"nvmlDeviceGetCudaComputeCapability"}, Sig: "hpp"},
+		{Fn: &s.cudaVersion, Names: []string{"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, Sig: "p"},
+		{Fn: &s.pciV3, Names: []string{"nvmlDeviceGetPciInfo_v3"}, Sig: "hp"},
+	}
+}
+
+// codes gives NVML's errors their names and nvmlErrorString's words.
+func (s *nvmlSyms) codes() *clib.Codes {
+	return &clib.Codes{Library: "NVML", Names: nvmlReturnNames, Message: func(code int) string {
+		return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
+	}}
+}
+
+type nvmlMemory struct{ total, free, used uint64 }
+
+type nvmlPciInfo struct {
+	busIDLegacy                                    [16]byte
+	domain, bus, device, pciDeviceID, pciSubSystem uint32
+	busID                                          [32]byte
+}
+
+// NVML asks the NVIDIA Management Library which NVIDIA GPUs are here, then
+// applies CUDA_VISIBLE_DEVICES as the CUDA runtime would (see
+// presence.Visible). It opens libnvidia-ml.so.1 (FLAGOS_LIBNVML_PATH
+// overrides the search), calls nvmlInit_v2, reads every device and calls
+// nvmlShutdown before returning; it never initializes CUDA. A count above
+// device.MaxDevices is refused before anything is allocated for it. Safe
+// for concurrent use; keeps no state.
+func NVML(e *presence.Env) (r presence.Report) {
+	r.Source = SourceNVML
+	defer presence.Guard(&r)
+	lib := e.Open(NVMLLibrary, &r)
+	if lib == nil {
+		return r
+	}
+	var s nvmlSyms
+	if err := lib.Resolve("NVML", s.table()); err != nil {
+		r.Err = err
+		r.Reason = err.Error() + "; update the NVIDIA driver or point " + NVMLEnvVar + " at its libnvidia-ml.so.1"
+		return r
+	}
+	codes := s.codes()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := codes.Check(s.init.Name(), s.init.CallCode()); err != nil {
+		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
+		r.Reason = nvmlInitReason(err.(*clib.Error))
+		e.Log().Debug("presence: nvml init failed", zap.Error(err))
+		return r
+	}
+	defer func() {
+		if err := codes.Check("nvmlShutdown", s.shutdown.CallCode()); err != nil {
+			r.Notes = append(r.Notes, err.Error())
+		}
+	}()
+
+	var buf [96]byte
+	if err := codes.Check("nvmlSystemGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80)); err == nil {
+		r.DriverVersion = clib.CString(buf[:])
+	} else {
+		r.Notes = append(r.Notes, err.Error())
+	}
+	if s.cudaVersion.OK() {
+		var v int32
+		if err := codes.Check(s.cudaVersion.Name(), s.cudaVersion.CallCode(uintptr(unsafe.Pointer(&v)))); err == nil {
+			r.CUDAVersion = int(v)
+		} else {
+			r.Notes = append(r.Notes, err.Error())
+		}
+	}
+
+	var n uint32
+	if err := codes.Check(s.count.Name(), s.count.CallCode(uintptr(unsafe.Pointer(&n)))); err != nil {
+		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+		r.Reason = err.Error()
+		return r
+	}
+	if !presence.CheckCount(&r, "NVML", s.count.Name(), uint64(n)) {
+		return r
+	}
+	all := make([]presence.Device, 0, n)
+	for i := range int(n) {
+		d, err := s.device(codes, i, &r.Notes)
+		if err != nil {
+			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+			r.Reason = err.Error()
+			return r
+		}
+		all = append(all, d)
+	}
+	r.Total = len(all)
+	value, set := e.Lookup(VisibleDevicesEnv)
+	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
+	devs, err := presence.Visible(all, value, set)
+	if err != nil {
+		r.Err = err
+		r.Reason = fmt.Sprintf("NVML sees %d device%s, but %s cannot be resolved without CUDA: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
+		return r
+	}
+	r.Devices = devs
+	r.Reason = presence.CountReason("NVML", r.Total, len(devs), r.Visibility)
+	e.Log().Debug("presence: nvml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
+	return r
+}
+
+// device reads one device; only a missing handle is an error, the rest of
+// what does not answer becomes a note.
+func (s *nvmlSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
+	d := presence.Device{Index: i, SourceIndex: i}
+	var h uintptr
+	if err := codes.Check(fmt.Sprintf("%s(%d)", s.handle.Name(), i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return d, err
+	}
+	note := func(err error) bool {
+		if err != nil {
+			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
+		}
+		return err == nil
+	}
+	var buf [96]byte
+	if note(codes.Check("nvmlDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+		d.Name = clib.CString(buf[:])
+	}
+	buf = [96]byte{}
+	if note(codes.Check("nvmlDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+		d.UUID = clib.CString(buf[:])
+	}
+	var m nvmlMemory
+	if note(codes.Check("nvmlDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
+		d.TotalMemory, d.FreeMemory = m.total, m.free
+	}
+	if s.computeCapability.OK() {
+		var major, minor int32
+		if note(codes.Check("nvmlDeviceGetCudaComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
+			d.Major, d.Minor = int(major), int(minor)
+		}
+	}
+	if s.pciV3.OK() {
+		var p nvmlPciInfo
+		if note(codes.Check("nvmlDeviceGetPciInfo_v3", s.pciV3.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
+			d.PCIBusID = clib.CString(p.busID[:])
+		}
+	}
+	return d, nil
+}
+
+// nvmlInitReason is the sentence for a failed nvmlInit: what it means for
+// the user and what to do.
+func nvmlInitReason(e *clib.Error) string {
+	switch e.Code {
+	case nvmlDriverNotLoaded:
+		return fmt.Sprintf("NVML: the NVIDIA kernel driver is not loaded (%s): no NVIDIA GPU is usable here", e.Name)
+	case nvmlNoPermission:
+		return fmt.Sprintf("NVML: no permission to the NVIDIA device nodes (%s): give this user access to /dev/nvidia* or start the container with the GPUs", e.Name)
+	case nvmlRMMismatch:
+		return fmt.Sprintf("NVML: libnvidia-ml and the loaded kernel module are different driver versions (%s): reboot, or reload the nvidia module", e.Name)
+	}
+	return e.Error()
+}

@@ -1,0 +1,109 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+)
+
+// Errors of Register; test them with errors.Is.
+var (
+	// ErrDuplicate: a vendor of that device type is registered already.
+	ErrDuplicate = errors.New("drivers: vendor already registered")
+	// ErrClosed: the registry was read already (flagshim.Init has
+	// started), so a vendor registered now would be served by nothing.
+	ErrClosed = errors.New("drivers: registration is closed")
+	// ErrReserved: the type is flagshim's own (cpu, flagos).
+	ErrReserved = errors.New("drivers: reserved device type")
+)
+
+// registry is the process's: unexported, as database/sql keeps its
+// drivers, so that no caller replaces or edits it.
+var registry struct {
+	mu      sync.Mutex
+	vendors []*driver.Vendor
+	closed  bool
+}
+
+// Register adds v to the vendors flagshim serves. v is read-only from now
+// on. A description that fails v.Validate, a type already registered
+// (ErrDuplicate), cpu or flagos (ErrReserved), and any call once the
+// registry has been read (ErrClosed) are errors.
+func Register(v *driver.Vendor) error {
+	if err := v.Validate(); err != nil {
+		return fmt.Errorf("drivers: %w", err)
+	}
+	if v.Type == device.CPU || v.Type == device.FlagOS {
+		return fmt.Errorf("%w: %q is flagshim's own; give the vendor a type of its own", ErrReserved, v.Type)
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if registry.closed {
+		return fmt.Errorf("%w: vendor %q comes too late; register from the vendor package's init, before flagshim.Init or the first device.Parse/Lookup", ErrClosed, v.Type)
+	}
+	for _, r := range registry.vendors {
+		if r.Type == v.Type {
+			return fmt.Errorf("%w: %q", ErrDuplicate, v.Type)
+		}
+	}
+	registry.vendors = append(registry.vendors, v)
+	return nil
+}
+
+// Vendors are the registered vendors, flagshim's own first, then others in
+// registration order. Reading closes registration.
+func Vendors() []*driver.Vendor {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.closed = true
+	return slices.Clone(registry.vendors)
+}
+
+// Lookup is the vendor of device type t.
+func Lookup(t device.Type) (*driver.Vendor, bool) {
+	for _, v := range Vendors() {
+		if v.Type == t {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// AutoOrder is the preference of FLAGOS_BACKEND=auto: the vendors with an
+// Auto rank, lowest first (registration order between equal ranks).
+func AutoOrder() []device.Type {
+	vs := Vendors()
+	var ranked []*driver.Vendor
+	for _, v := range vs {
+		if v.Auto > 0 {
+			ranked = append(ranked, v)
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].Auto < ranked[j].Auto })
+	out := make([]device.Type, 0, len(ranked))
+	for _, v := range ranked {
+		out = append(out, v.Type)
+	}
+	return out
+}
+
+// Variables are every registered vendor's variables (driver.Vendor's
+// Variables), each name once, in vendor order.
+func Variables() []driver.Var {
+	var out []driver.Var
+	seen := map[string]bool{}
+	for _, v := range Vendors() {
+		for _, x := range v.Variables() {
+			if !seen[x.Name] {
+				seen[x.Name] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}

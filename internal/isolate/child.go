@@ -1,0 +1,127 @@
+package isolate
+
+import (
+	"bufio"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/internal/onecpu"
+)
+
+// EnvVar carries the child's token.
+const EnvVar = "FLAGSHIM_PROBE_CHILD"
+
+// The child's descriptors: the answer pipe and the request pipe.
+const (
+	answerFD  = 3
+	requestFD = 4
+)
+
+// requestWait bounds how long a would-be child waits for its request: the
+// supervisor wrote it before starting the child, so it is there at once.
+const requestWait = 2000 // ms
+
+// served says that this program serves probe children (Serve was called).
+var served atomic.Bool
+
+// Serve makes this program able to serve as its own isolated probe child,
+// and, when this process was started as one by a Supervisor, serves the
+// request and exits. Call it first in main (cli.Run does): the child runs
+// nothing of the program but its package inits. In any other process it
+// returns at once; a FLAGSHIM_PROBE_CHILD inherited from elsewhere is
+// removed from the environment and ignored.
+func Serve() {
+	served.Store(true)
+	token, ok := os.LookupEnv(EnvVar)
+	if !ok {
+		return
+	}
+	os.Unsetenv(EnvVar)
+	req, ok := readRequest(token)
+	if !ok {
+		return
+	}
+	os.Exit(serveRequest(req))
+}
+
+// request is what the supervisor asked.
+type request struct {
+	vendor device.Type
+	memory bool
+}
+
+// readRequest reads and checks the request on fd 4: both descriptors must
+// be pipes, the request must come within requestWait and begin with token.
+func readRequest(token string) (request, bool) {
+	if token == "" || !isPipe(answerFD) || !isPipe(requestFD) {
+		return request{}, false
+	}
+	fds := []unix.PollFd{{Fd: requestFD, Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, requestWait); err != nil || n != 1 {
+		return request{}, false
+	}
+	f := os.NewFile(requestFD, "flagshim-probe-request")
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 512)).ReadString('\n')
+	if err != nil {
+		return request{}, false
+	}
+	fields := strings.Fields(line)
+	if len(fields) != 3 || subtle.ConstantTimeCompare([]byte(fields[0]), []byte(token)) != 1 {
+		return request{}, false
+	}
+	return request{vendor: device.Type(fields[1]), memory: fields[2] == "memory"}, true
+}
+
+// isPipe reports whether fd is an open pipe.
+func isPipe(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
+// serveRequest loads the vendor's driver exactly and writes its steps and
+// facts to fd 3; the exit status.
+func serveRequest(req request) int {
+	out := os.NewFile(answerFD, "flagshim-probe-answer")
+	defer out.Close()
+	// A process that initializes a driver and exits: on one CPU its exit
+	// is cheaper (internal/onecpu). Best effort.
+	_, _ = onecpu.Pin()
+	v, ok := drivers.Lookup(req.vendor)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "flagshim probe child: unknown vendor %q\n", req.vendor)
+		return 2
+	}
+	w := bufio.NewWriter(out)
+	b := driver.New(v,
+		driver.WithInitTimeout(1<<62), // the supervisor keeps the time
+		driver.WithStepHook(func(step string) {
+			fmt.Fprintf(w, "step %s\n", oneLine(step))
+			_ = w.Flush()
+		}))
+	f := b.ExactFacts(req.memory)
+	line, err := json.Marshal(f)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "flagshim probe child: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(w, "facts %s\n", line)
+	if err := w.Flush(); err != nil {
+		fmt.Fprintf(os.Stderr, "flagshim probe child: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// oneLine keeps a step on its line.
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }

@@ -1,0 +1,424 @@
+package isolate
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/probe"
+	"github.com/flagos-ai/flagshim/tier"
+)
+
+// Errors of the supervisor; test them with errors.Is.
+var (
+	// ErrNoChildService: this program never called Serve, so it cannot be
+	// its own probe child.
+	ErrNoChildService = errors.New("isolate: this program does not serve probe children")
+	// ErrStart: a child could not be started (the binary is gone, no
+	// process could be created).
+	ErrStart = errors.New("isolate: the probe child could not be started")
+	// ErrProtocol: the child wrote something the protocol does not allow.
+	ErrProtocol = errors.New("isolate: the probe child broke its protocol")
+)
+
+// MaxLine bounds one line of a child's answer: the facts of device.MaxDevices
+// devices fit.
+const MaxLine = 4 << 20
+
+// exitGrace is how long an exited child's last lines may take to arrive
+// through its pipe.
+const exitGrace = 100 * time.Millisecond
+
+// Config configures a Supervisor.
+type Config struct {
+	Timeout time.Duration // FLAGOS_PROBE_TIMEOUT: bounds each child's whole exchange
+	Log     *zap.Logger
+	Memory  bool // children learn each device's free memory (a context per GPU)
+	// Exe is the binary to start; "" is this very program (/proc/self/exe,
+	// else os.Executable). For tests.
+	Exe string
+}
+
+// Supervisor runs the children of one Init, at most once per vendor.
+type Supervisor struct {
+	cfg Config
+
+	mu       sync.Mutex
+	children map[device.Type]*child
+	startErr []error
+}
+
+// child is one vendor's child: started once, its answer kept for every
+// reader.
+type child struct {
+	start sync.Once
+	done  chan struct{}
+	facts tier.Facts
+}
+
+// New returns a Supervisor. It starts nothing.
+func New(cfg Config) *Supervisor {
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = driver.DefaultInitTimeout
+	}
+	return &Supervisor{cfg: cfg, children: map[device.Type]*child{}}
+}
+
+// Facts is the driver.WithFacts function of vendor t: the first vendor
+// asked starts the child of every vendor given to Facts so far, in
+// parallel; a vendor given later starts its own when asked. Each waits for
+// its own child's answer.
+func (s *Supervisor) Facts(t device.Type) func(*driver.Backend) tier.Facts {
+	c := &child{done: make(chan struct{})}
+	s.mu.Lock()
+	s.children[t] = c
+	s.mu.Unlock()
+	return func(*driver.Backend) tier.Facts {
+		s.mu.Lock()
+		for vt, vc := range s.children {
+			vc.start.Do(func() {
+				go func() {
+					vc.facts = s.probe(vt)
+					close(vc.done)
+				}()
+			})
+		}
+		s.mu.Unlock()
+		<-c.done
+		return c.facts
+	}
+}
+
+// Err joins the errors of the children that could not be started at all
+// (each matching ErrStart; ErrNoChildService too where the program does
+// not serve children): not a fact of the machine but of this program,
+// which Init reports.
+func (s *Supervisor) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.startErr...)
+}
+
+// probe runs vendor t's child and turns what it said into Facts.
+func (s *Supervisor) probe(t device.Type) tier.Facts {
+	start := time.Now()
+	f, err := s.run(t)
+	if err != nil {
+		if errors.Is(err, ErrStart) {
+			s.mu.Lock()
+			s.startErr = append(s.startErr, fmt.Errorf("%s: %w", t, err))
+			s.mu.Unlock()
+		}
+		f = tier.Facts{Result: probe.Result{Reason: fmt.Sprintf("%s: %v (isolated probe; the driver was not loaded in this process)", t, err)}}
+	}
+	f.Tier = tier.Isolated
+	if f.Extra == nil {
+		f.Extra = map[string]string{}
+	}
+	f.Extra["isolated.duration"] = time.Since(start).String()
+	s.cfg.Log.Debug("isolated probe", zap.String("vendor", string(t)), zap.Duration("duration", time.Since(start)),
+		zap.Bool("available", f.Result.Available), zap.String("reason", f.Result.Reason))
+	return f
+}
+
+// executable is the binary a child runs: this very program.
+func (s *Supervisor) executable() string {
+	if s.cfg.Exe != "" {
+		return s.cfg.Exe
+	}
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe"
+	}
+	if exe, err := os.Executable(); err == nil {
+		return exe
+	}
+	return "/proc/self/exe"
+}
+
+// event is what the answer reader saw.
+type event struct {
+	step  string      // a step line
+	facts *tier.Facts // the facts line
+	err   error       // ErrProtocol, or a read error
+	eof   bool        // the pipe was closed with no more lines
+}
+
+// run starts the child of vendor t and reads its answer within the
+// timeout.
+func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
+	if !served.Load() {
+		return tier.Facts{}, fmt.Errorf("%w: %w: FLAGOS_PROBE=isolated re-executes the program as its own probe child, so a Go program must call flagshim.ServeProbeChild() first in main (the flagshim CLI does); or use FLAGOS_PROBE=exact or presence", ErrStart, ErrNoChildService)
+	}
+	exe := s.executable()
+	token, err := newToken()
+	if err != nil {
+		return tier.Facts{}, fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	p, err := newPipes()
+	if err != nil {
+		return tier.Facts{}, fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	defer p.closeParent()
+	memory := "nomemory"
+	if s.cfg.Memory {
+		memory = "memory"
+	}
+	// The request is in the pipe before the child starts: it never waits.
+	if _, err := fmt.Fprintf(p.reqW, "%s %s %s\n", token, t, memory); err != nil {
+		return tier.Facts{}, fmt.Errorf("%w: writing the request: %v", ErrStart, err)
+	}
+	p.reqW.Close()
+	argv0 := os.Args[0]
+	cmd := &exec.Cmd{
+		Path:       exe,
+		Args:       []string{argv0},
+		Env:        append(os.Environ(), EnvVar+"="+token),
+		ExtraFiles: []*os.File{p.ansW, p.reqR},
+		Stderr:     p.errW, // an *os.File: os/exec copies nothing, so Wait waits for the process alone
+		Dir:        "/",
+	}
+	if err := cmd.Start(); err != nil {
+		name := exe
+		if exe == "/proc/self/exe" {
+			if real, err := os.Readlink(exe); err == nil {
+				name = exe + " (" + real + ")"
+			}
+		}
+		return tier.Facts{}, fmt.Errorf("%w: %s: %v", ErrStart, name, err)
+	}
+	p.closeChildEnds()
+	children.add()
+
+	exited := make(chan error, 1)
+	go func() {
+		exited <- cmd.Wait()
+		children.done()
+	}()
+	var stderr tail
+	go func() { _, _ = io.Copy(&stderr, p.errR) }()
+	events := make(chan event, 16)
+	go readAnswer(p.ansR, events)
+
+	kill := func() { _ = cmd.Process.Kill() }
+	deadline := time.NewTimer(s.cfg.Timeout)
+	defer deadline.Stop()
+	var step string
+	var eof bool
+	for {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.step != "":
+				step = ev.step
+			case ev.facts != nil:
+				if err := ev.facts.Check(); err != nil {
+					kill()
+					return tier.Facts{}, &childError{vendor: t, step: step, protocol: fmt.Sprintf("its facts are impossible: %v", err)}
+				}
+				return *ev.facts, nil // the child is reaped in the background
+			case ev.err != nil:
+				kill()
+				return tier.Facts{}, &childError{vendor: t, step: step, protocol: ev.err.Error()}
+			case ev.eof:
+				eof = true // the child closed its answer: its exit tells why
+				events = nil
+			}
+		case werr := <-exited:
+			// Lines written before the exit may still be in the pipe.
+			if !eof {
+				if f, ok := s.lastWords(events, &step); ok {
+					return f, nil
+				}
+			}
+			return tier.Facts{}, exitError(t, step, werr, stderr.String())
+		case <-deadline.C:
+			kill()
+			p.ansR.Close() // the reader stops even if something the child spawned holds the pipe
+			what := "did not return"
+			if eof {
+				what = "closed its answer without one and did not exit"
+			}
+			return tier.Facts{}, &childError{vendor: t, step: step, stderr: stderr.String(), timedOut: s.cfg.Timeout, what: what}
+		}
+	}
+}
+
+// lastWords takes the lines an exited child left in its pipe, for a short
+// while: its facts, if it wrote them.
+func (s *Supervisor) lastWords(events <-chan event, step *string) (tier.Facts, bool) {
+	grace := time.NewTimer(exitGrace)
+	defer grace.Stop()
+	for {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.step != "":
+				*step = ev.step
+			case ev.facts != nil && ev.facts.Check() == nil:
+				return *ev.facts, true
+			default:
+				return tier.Facts{}, false
+			}
+		case <-grace.C:
+			return tier.Facts{}, false
+		}
+	}
+}
+
+// readAnswer reads the child's lines until its facts, an error or the end.
+func readAnswer(r io.Reader, events chan<- event) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				events <- event{eof: true}
+			} else if errors.Is(err, ErrProtocol) {
+				events <- event{err: err}
+			} else {
+				events <- event{eof: true}
+			}
+			return
+		}
+		kind, rest, _ := strings.Cut(line, " ")
+		switch kind {
+		case "step":
+			events <- event{step: rest}
+		case "facts":
+			var f tier.Facts
+			if err := json.Unmarshal([]byte(rest), &f); err != nil {
+				events <- event{err: fmt.Errorf("%w: its facts are not JSON: %v", ErrProtocol, err)}
+				return
+			}
+			events <- event{facts: &f}
+			return
+		default:
+			events <- event{err: fmt.Errorf("%w: an unknown line %q", ErrProtocol, clip(line, 80))}
+			return
+		}
+	}
+}
+
+// readLine reads one line of at most MaxLine bytes, without its newline.
+func readLine(br *bufio.Reader) (string, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > MaxLine {
+			return "", fmt.Errorf("%w: a line longer than %d bytes", ErrProtocol, MaxLine)
+		}
+		switch {
+		case err == nil:
+			return strings.TrimSuffix(string(buf), "\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+			return "", fmt.Errorf("%w: a last line without its newline", ErrProtocol)
+		default:
+			return "", err
+		}
+	}
+}
+
+// exitError says how a child that gave no answer ended.
+func exitError(t device.Type, step string, werr error, stderr string) error {
+	ce := &childError{vendor: t, step: step, stderr: stderr}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(werr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ce.signal = ws.Signal()
+		} else if sig := crashSignal(stderr); sig != 0 {
+			ce.signal = sig
+		} else {
+			ce.exit = ee.ExitCode()
+		}
+	case werr != nil:
+		ce.err = werr
+	}
+	return ce
+}
+
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// pipes are a child's three: the answer (fd 3), the request (fd 4) and
+// stderr.
+type pipes struct {
+	ansR, ansW, reqR, reqW, errR, errW *os.File
+}
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.ansR, p.ansW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.reqR, p.reqW, err = os.Pipe(); err != nil {
+		p.closeParent()
+		return nil, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.closeParent()
+		return nil, err
+	}
+	return &p, nil
+}
+
+// closeChildEnds closes the parent's copies of the child's ends.
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.ansW, p.reqR, p.errW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// closeParent closes everything the parent still holds. The stderr reader
+// stops at the child's exit, or when this closes its end.
+func (p *pipes) closeParent() {
+	for _, f := range []*os.File{p.ansR, p.ansW, p.reqR, p.reqW, p.errW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if p.errR != nil {
+		errR := p.errR
+		// Something the child spawned may hold stderr open: stop reading
+		// a while after the child's answer or end.
+		time.AfterFunc(childWaitDelay, func() { errR.Close() })
+	}
+}
+
+// childWaitDelay is how long a child's stderr is read after the exchange.
+const childWaitDelay = 2 * time.Second
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

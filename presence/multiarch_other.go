@@ -1,7 +1,0 @@
-//go:build !amd64 && !arm64
-
-package presence
-
-// multiarchLibDir is Debian's multiarch library folder for this architecture;
-// "" (skipped by the search) where flagshim does not know it.
-const multiarchLibDir = ""
