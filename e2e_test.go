@@ -37,6 +37,7 @@ var fakes struct {
 }
 
 func TestMain(m *testing.M) {
+	flagshim.ServeProbeChild() // the isolated tier's tests re-execute this binary as their probe children
 	code := m.Run()
 	if fakes.dir != "" {
 		os.RemoveAll(fakes.dir)

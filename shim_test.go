@@ -7,11 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flagos-ai/flagshim/tier"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
@@ -254,24 +251,4 @@ func TestCancelledInitDoesNotCount(t *testing.T) {
 		assert.True(t, rep.Alias.Active)
 		require.NoError(t, s.initForDefault())
 	})
-}
-
-// A vendor registered after the first isolated probe started still gets its
-// child (WithEveryProbe asks each backend as it registers): before the fix
-// its answer was never sent and the ask blocked forever.
-func TestIsolationLateVendor(t *testing.T) {
-	iso := newIsolation(20*time.Second, zap.NewNop(), false)
-	first := iso.facts(device.Type("first"))
-	f := first(nil)
-	assert.False(t, f.Result.Available, "no such vendor")
-	late := iso.facts(device.Type("late"))
-	done := make(chan tier.Facts, 1)
-	go func() { done <- late(nil) }()
-	select {
-	case f := <-done:
-		assert.False(t, f.Result.Available)
-		assert.NotEmpty(t, f.Result.Reason)
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the late vendor's child never started: its ask blocks forever")
-	}
 }

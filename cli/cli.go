@@ -39,6 +39,9 @@ const childGrace = 5 * time.Second
 // in the process (--probe exact), it keeps the process on one CPU from then
 // on (flagshim.WithOneCPU), which makes the exit cheaper.
 func Run(args []string, stdout, stderr io.Writer) int {
+	// The CLI is its own isolated probe child: when this process was
+	// started as one by the supervisor, this answers and exits.
+	flagshim.ServeProbeChild()
 	out := &checkedWriter{w: stdout}
 	code := run(args, out, stderr)
 	// An isolated probe's child answers before its driver's teardown is

@@ -23,8 +23,9 @@ import (
 // of the host, and driver libraries that do not exist, so no accelerator.
 // A child of dltest.RunChild keeps the environment its parent gave it.
 func TestMain(m *testing.M) {
+	flagshim.ServeProbeChild()
 	if os.Getenv(dltest.ChildEnv) == "" {
-		for _, v := range EnvVars {
+		for _, v := range envNames() {
 			os.Unsetenv(v)
 		}
 		os.Setenv("FLAGOS_LIBCUDA_PATH", "/nonexistent/libcuda.so.1")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flagos-ai/flagshim/report"
 	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim"
@@ -38,7 +39,7 @@ the original answer), and the phases of Init with their durations.
 
 flags:
   --json   one JSON object instead; its first key is "schema_version" (now
-           ` + fmt.Sprint(SchemaVersion) + `) and keys are only ever added: docs/json.md documents every field
+           ` + fmt.Sprint(report.SchemaVersion) + `) and keys are only ever added: docs/json.md documents every field
   -L       one line per device, as ` + "`flagshim list`" + `
 ` + probeHelp + `
 After the report, info exits 1 when a step of Init failed (a plugin that
@@ -243,7 +244,7 @@ func runInfo(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	snap := collect(rep, true)
+	snap := report.Collect(rep, report.Options{FreeMemory: true, LookupEnv: lookupEnv})
 	var err error
 	if *asJSON {
 		err = writeJSON(s.stdout, snap)
@@ -269,7 +270,7 @@ func runExplain(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	return s.done(writeExplain(s.stdout, collect(rep, false)), initErr)
+	return s.done(writeExplain(s.stdout, report.Collect(rep, report.Options{LookupEnv: lookupEnv})), initErr)
 }
 
 func runList(s *session, c *command, args []string) int {

@@ -11,12 +11,13 @@ import (
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/report"
 )
 
 // writeExplain prints each decision and the facts it rests on, in sentences.
 // Each backend's reason is given whole once, under Backends; where another
 // answer repeats it (flagos's route, a probe, the alias), it points there.
-func writeExplain(w io.Writer, s snapshot) error {
+func writeExplain(w io.Writer, s report.Info) error {
 	var b strings.Builder
 	b.WriteString("Libraries:\n")
 	tried := false
@@ -119,11 +120,11 @@ func writeExplain(w io.Writer, s snapshot) error {
 // they are (short ones read better inline and could match by chance); the
 // longest are matched first, so a reason that holds another is replaced
 // whole.
-func referTo(backends []backendJSON, self device.Type) *strings.Replacer {
-	long := slices.DeleteFunc(slices.Clone(backends), func(be backendJSON) bool {
+func referTo(backends []report.Backend, self device.Type) *strings.Replacer {
+	long := slices.DeleteFunc(slices.Clone(backends), func(be report.Backend) bool {
 		return be.Type == self || utf8.RuneCountInString(be.Reason) <= detailLen
 	})
-	slices.SortStableFunc(long, func(a, b backendJSON) int { return cmp.Compare(len(b.Reason), len(a.Reason)) })
+	slices.SortStableFunc(long, func(a, b report.Backend) int { return cmp.Compare(len(b.Reason), len(a.Reason)) })
 	pairs := make([]string, 0, 2*len(long))
 	for _, be := range long {
 		pairs = append(pairs, be.Reason, pointer(be.Type))
@@ -142,7 +143,7 @@ func sentence(s string) string {
 	return s
 }
 
-func version(be backendJSON) string {
+func version(be report.Backend) string {
 	if be.DriverVersion == "" {
 		return ""
 	}

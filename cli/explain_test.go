@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/report"
 )
 
 // explainOf is writeExplain's output for s.
-func explainOf(t *testing.T, s snapshot) string {
+func explainOf(t *testing.T, s report.Info) string {
 	t.Helper()
 	var b strings.Builder
 	require.NoError(t, writeExplain(&b, s))
@@ -34,8 +35,8 @@ func TestExplainGivesEachReasonOnce(t *testing.T) {
 		"); hip is not available (" + hip + "); cuda is not available (" + cuda + "); set FLAGOS_BACKEND to choose one"
 	short := "acme: no device" // at most detailLen runes: stays where it is
 	require.LessOrEqual(t, len(short), detailLen)
-	s := snapshot{
-		Backends: []backendJSON{
+	s := report.Info{
+		Backends: []report.Backend{
 			{Type: device.CPU, Available: true, Devices: 1, Reason: "the host CPU is always available"},
 			{Type: "acme", Reason: short},
 			{Type: device.CUDA, Reason: cuda},
@@ -43,12 +44,12 @@ func TestExplainGivesEachReasonOnce(t *testing.T) {
 			{Type: device.HIP, Reason: hip},
 			{Type: device.MUSA, Reason: musa},
 		},
-		Probes: []probeJSON{
-			{Name: "acme", Original: resultJSON{Reason: short}, Live: resultJSON{Reason: short}},
-			{Name: "cuda", Original: resultJSON{Reason: cuda}, Live: resultJSON{Reason: cuda}},
-			{Name: "flagos", Original: resultJSON{Reason: flagos}, Live: resultJSON{Reason: flagos}},
+		Probes: []report.Probe{
+			{Name: "acme", Original: report.Result{Reason: short}, Live: report.Result{Reason: short}},
+			{Name: "cuda", Original: report.Result{Reason: cuda}, Live: report.Result{Reason: cuda}},
+			{Name: "flagos", Original: report.Result{Reason: flagos}, Live: report.Result{Reason: flagos}},
 		},
-		Alias: aliasJSON{From: device.CUDA, To: device.FlagOS,
+		Alias: report.Alias{From: device.CUDA, To: device.FlagOS,
 			Reason: "no usable CUDA runtime (" + cuda + ") and no flagos device (" + flagos + "); cuda is left as it is."},
 	}
 	out := explainOf(t, s)
@@ -82,7 +83,7 @@ func TestExplainRoute(t *testing.T) {
 			"  flagos routes to musa (FLAGOS_BACKEND chooses): musa: 2 device(s).\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := explainOf(t, snapshot{Backends: []backendJSON{
+			out := explainOf(t, report.Info{Backends: []report.Backend{
 				{Type: device.FlagOS, Available: true, Devices: 2, RoutesTo: device.MUSA, Reason: tc.reason},
 				{Type: device.MUSA, Available: true, Devices: 2, Reason: tc.target},
 			}})

@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/report"
 )
 
 // jsonPaths lists the keys of t's JSON form as docs/json.md names them:
@@ -53,7 +56,7 @@ func documentedPaths(t *testing.T) []string {
 // Every key of info --json is documented in docs/json.md, and every
 // documented key exists.
 func TestJSONKeysAreDocumented(t *testing.T) {
-	keys := jsonPaths(reflect.TypeFor[snapshot](), "")
+	keys := jsonPaths(reflect.TypeFor[report.Info](), "")
 	doc := documentedPaths(t)
 	require.NotEmpty(t, doc)
 	sort.Strings(keys)
@@ -99,15 +102,16 @@ func TestJSONOutputKeysAreDocumented(t *testing.T) {
 	walk(v, "")
 	assert.Greater(t, seen, 40, "the walk saw the keys")
 	m := v.(map[string]any)
-	assert.Equal(t, float64(SchemaVersion), m["schema_version"])
+	assert.Equal(t, float64(report.SchemaVersion), m["schema_version"])
 	for _, k := range []string{"backends", "probes", "phases", "env"} {
 		assert.IsType(t, []any{}, m[k], "%s is an array, never null", k)
 	}
 }
 
-// EnvVars is the one list of the variables; README.md's environment table
-// and docs/json.md carry each of them.
+// flagshim.Variables is the one list of the variables; README.md's
+// environment table and docs/json.md carry each of them.
 func TestEnvVarsAreDocumented(t *testing.T) {
+	EnvVars := envNames()
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	_, env, ok := strings.Cut(string(readme), "\n## Environment\n")
@@ -122,11 +126,20 @@ func TestEnvVarsAreDocumented(t *testing.T) {
 	assert.Len(t, EnvVars, len(slices.Compact(slices.Sorted(slices.Values(EnvVars)))), "a variable is listed twice")
 	code, out, _ := runCLI("info", "--json")
 	require.Equal(t, exitOK, code)
-	var s snapshot
+	var s report.Info
 	require.NoError(t, json.Unmarshal([]byte(out), &s))
 	var names []string
 	for _, e := range s.Env {
 		names = append(names, e.Name)
 	}
 	assert.Equal(t, EnvVars, names, "the JSON reports every variable, in order")
+}
+
+// envNames are the names of flagshim.Variables, in order.
+func envNames() []string {
+	var names []string
+	for _, v := range flagshim.Variables() {
+		names = append(names, v.Name)
+	}
+	return names
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/flagos-ai/flagshim/report"
 	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim/device"
@@ -17,14 +18,14 @@ import (
 
 var lookupEnv = os.LookupEnv
 
-func writeJSON(w io.Writer, s snapshot) error {
+func writeJSON(w io.Writer, s report.Info) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
 }
 
 // writeInfo prints the short human report of `flagshim info`.
-func writeInfo(w io.Writer, s snapshot) error {
+func writeInfo(w io.Writer, s report.Info) error {
 	var b strings.Builder
 	if s.Alias.Active {
 		fmt.Fprintf(&b, "alias: %s means %s\n", s.Alias.From, s.Alias.To)
@@ -194,7 +195,7 @@ func cut(s string, n int) string {
 	return strings.TrimSpace(string(r[:n-1])) + "…"
 }
 
-func answer(r resultJSON) string {
+func answer(r report.Result) string {
 	if r.Available {
 		return fmt.Sprintf("available, %d device(s)", r.Devices)
 	}

@@ -66,6 +66,7 @@ type Codes struct {
 	Library string          // the label of its errors: "NVML"
 	Names   map[int]string  // each code's name
 	Is      map[int][]error // the sentinels each code matches
+	Always  []error         // the sentinels every code matches (a binding's ErrCall)
 	// Message, when set, gives the library's own words for a code
 	// (nvmlErrorString).
 	Message func(code int) string
@@ -81,7 +82,7 @@ func (c *Codes) Check(fn string, code int) error {
 
 // Err is the *Error of code returned by fn.
 func (c *Codes) Err(fn string, code int) *Error {
-	e := &Error{Library: c.Library, Func: fn, Code: code, Name: c.Names[code], is: c.Is[code]}
+	e := &Error{Library: c.Library, Func: fn, Code: code, Name: c.Names[code], is: append(slices.Clip(c.Is[code]), c.Always...)}
 	if c.Message != nil {
 		e.Message = c.Message(code)
 	}

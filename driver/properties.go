@@ -141,8 +141,8 @@ func (b *Backend) describeExact(s *state) device.Info {
 	}
 	if a := s.api; a != nil {
 		for op := Op(0); op < numOps; op++ {
-			if a.fn[op].Name() != "" && len(b.v.Symbols[op]) > 1 {
-				info.Extra["symbol."+opNames[op]] = a.fn[op].Name()
+			if a.has(op) && len(b.v.Symbols[op]) > 1 {
+				info.Extra["symbol."+opNames[op]] = a.sym(op)
 			}
 		}
 		for _, f := range features {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
@@ -45,8 +46,8 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			// No variable of the host leaks in.
-			for _, v := range cli.EnvVars {
-				env.Setenv(v, "")
+			for _, v := range flagshim.Variables() {
+				env.Setenv(v.Name, "")
 			}
 			for _, kv := range os.Environ() {
 				if strings.HasPrefix(kv, "FAKE_") {

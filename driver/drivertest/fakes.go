@@ -19,6 +19,15 @@ func root(tb testing.TB) string {
 	return filepath.Join(filepath.Dir(self), "..", "..")
 }
 
+// Include is the folder of the kit's C sources: fake_common.h (the shared
+// fake driver: devices, contexts, memory, modules, the FAKE_* knobs),
+// fake_cufamily.c (a CUDA-shaped driver API under any prefix) and
+// fake_env.h. A vendor's own fake includes them with -I Include(tb).
+func Include(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(root(tb), "driver", "drivertest", "testdata")
+}
+
 // fake is how one vendor's fake library is built.
 type fake struct {
 	src     string   // relative to the module root
@@ -51,7 +60,7 @@ func buildFakeAt(tb testing.TB, vendor, out string, defines ...string) {
 	if _, err := os.Stat(src); err != nil {
 		tb.Skipf("the fake's source %s is not here (a test binary run outside its module): %v", src, err)
 	}
-	flags := append([]string{"-I" + filepath.Join(r, "driver", "drivertest", "testdata")}, f.defines...)
+	flags := append([]string{"-I" + Include(tb)}, f.defines...)
 	dltest.BuildLib(tb, out, f.soname, []string{src}, append(flags, defines...)...)
 }
 

@@ -18,8 +18,20 @@ import (
 
 // Suite is one vendor package under test.
 type Suite struct {
-	Vendor  *driver.Vendor // the package's description
-	Fake    string         // which fake to build: "cuda", "musa", "hip"
+	Vendor *driver.Vendor // the package's description
+	// Fake names one of flagshim's own fakes to build ("cuda", "musa",
+	// "hip"); a vendor of another module gives FakeSource instead.
+	Fake string
+	// FakeSource is the absolute path of the vendor's own fake, a C file
+	// with the vendor's real API names and signatures, whose behaviour
+	// follows the knobs of Include's fake_common.h (FAKE_DEVICE_COUNT,
+	// FAKE_INIT_RESULT, ...); FakeSoname is the file it is built as and
+	// FakeDefines its -D flags. The CUDA-shaped driver APIs can reuse
+	// Include's fake_cufamily.c with -DFAKE_PREFIX=<prefix>
+	// -DFAKE_ERR_PREFIX=\"<PREFIX_>\" (examples/acme does).
+	FakeSource  string
+	FakeSoname  string
+	FakeDefines []string
 	Version [2]int         // the fake's default driver version, decoded
 	Child   string         // the top-level test that runs the suite (Test): "TestFakes" when empty
 
@@ -89,7 +101,13 @@ func (s *Suite) Build(tb testing.TB, defines ...string) string {
 	tb.Helper()
 	dir := filepath.Join(dltest.PrivateDir(tb), "lib")
 	require.NoError(tb, os.MkdirAll(dir, 0o755))
-	return BuildFake(tb, s.Fake, dir, defines...)
+	if s.FakeSource == "" {
+		return BuildFake(tb, s.Fake, dir, defines...)
+	}
+	out := filepath.Join(dir, s.FakeSoname)
+	flags := append([]string{"-I" + Include(tb)}, s.FakeDefines...)
+	dltest.BuildLib(tb, out, s.FakeSoname, []string{s.FakeSource}, append(flags, defines...)...)
+	return out
 }
 
 // sym is the vendor's preferred name of op.

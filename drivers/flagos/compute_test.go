@@ -34,7 +34,7 @@ func musaMachine(t *testing.T, hooks *device.Hooks) (cuda device.Backend, vendor
 	})
 	devs := device.NewRegistry()
 	require.NoError(t, devs.Register(vendor))
-	fl := flagos.New(devs, flagos.WithGetenv(func(string) string { return "" }))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv(func(string) string { return "" }))
 	require.NoError(t, devs.Register(fl))
 	probes := probe.New()
 	require.NoError(t, probes.Register("cuda", func() probe.Result { return probe.Result{Reason: "libcuda not found"} }))
@@ -140,7 +140,7 @@ func TestComputeErrorsThroughTheAlias(t *testing.T) {
 
 func TestComputeNotSupportedByTheRoute(t *testing.T) {
 	devs := registry(t, newFake(device.MUSA, 2, true, "ok")) // a vendor with no Memory/Compute/Streams
-	fl := flagos.New(devs, flagos.WithGetenv((&env{}).get))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{}).get))
 	_, err := fl.Alloc(0, 8)
 	assert.ErrorIs(t, err, device.ErrNotSupported)
 	assert.ErrorContains(t, err, "musa")
@@ -151,7 +151,7 @@ func TestComputeNotSupportedByTheRoute(t *testing.T) {
 	_, err = device.MemoryOf(newFake(device.MUSA, 1, true, ""))
 	assert.ErrorIs(t, err, device.ErrNotSupported)
 
-	none := flagos.New(registry(t), flagos.WithGetenv((&env{}).get))
+	none := flagos.New(registry(t), autoOrder, flagos.WithGetenv((&env{}).get))
 	_, err = none.Alloc(0, 8)
 	assert.ErrorIs(t, err, flagos.ErrNoRoute)
 }

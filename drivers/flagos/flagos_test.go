@@ -16,6 +16,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/probe"
 )
@@ -68,7 +69,7 @@ func TestRoute(t *testing.T) {
 				bs = append(bs, f)
 			}
 			devs := registry(t, bs...)
-			fl := flagos.New(devs, flagos.WithGetenv((&env{v: tt.env}).get))
+			fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{v: tt.env}).get))
 			require.NoError(t, devs.Register(fl))
 
 			got, err := fl.Route()
@@ -189,7 +190,7 @@ func routed(t *testing.T, n int) (*flagos.Backend, *fake) {
 	t.Helper()
 	m := newFake(device.MUSA, n, true, "ok")
 	devs := registry(t, m, newFake(device.CUDA, 1, true, "ok"))
-	fl := flagos.New(devs, flagos.WithGetenv((&env{}).get))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{}).get))
 	_, err := fl.Route()
 	require.NoError(t, err)
 	return fl, m
@@ -263,7 +264,7 @@ func TestVendorErrorsAreWrapped(t *testing.T) {
 
 func TestNoRouteFailsEveryCall(t *testing.T) {
 	devs := registry(t, newFake(device.CUDA, 0, false, "no libcuda"))
-	fl := flagos.New(devs, flagos.WithGetenv((&env{}).get))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{}).get))
 	_, err := fl.Route()
 	require.ErrorIs(t, err, flagos.ErrNoRoute)
 	_, e1 := fl.DeviceCount()
@@ -277,7 +278,7 @@ func TestNoRouteFailsEveryCall(t *testing.T) {
 	}
 	assert.Equal(t, "auto", fl.Describe().Extra["backend_choice"])
 
-	nilRegistry := flagos.New(nil, flagos.WithGetenv((&env{}).get))
+	nilRegistry := flagos.New(nil, autoOrder, flagos.WithGetenv((&env{}).get))
 	_, err = nilRegistry.Route()
 	require.ErrorIs(t, err, flagos.ErrNoRoute)
 }
@@ -288,7 +289,7 @@ func TestDescribe(t *testing.T) {
 		Attempts: []device.Attempt{{Path: "libmusa.so.1"}}, Extra: map[string]string{"x": "y"},
 	}}
 	devs := registry(t, m)
-	fl := flagos.New(devs, flagos.WithGetenv((&env{v: "MUSA"}).get))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{v: "MUSA"}).get))
 	assert.Equal(t, device.Info{
 		Library:       "/usr/local/musa/lib/libmusa.so.1",
 		DriverVersion: "3.1",
@@ -304,7 +305,7 @@ func TestDescribe(t *testing.T) {
 func TestLazyDecision(t *testing.T) {
 	devs := registry(t, newFake(device.CUDA, 1, true, "ok"))
 	e := &env{v: "acme"}
-	fl := flagos.New(devs, flagos.WithGetenv(e.get))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv(e.get))
 	require.NoError(t, devs.Register(fl))
 	assert.Zero(t, e.reads.Load(), "New must not read the environment")
 
@@ -332,7 +333,7 @@ func TestConcurrentFirstUse(t *testing.T) {
 		c := newFake(device.CUDA, 2, true, "ok")
 		devs := registry(t, m, c)
 		e := &env{}
-		fl := flagos.New(devs, flagos.WithGetenv(e.get))
+		fl := flagos.New(devs, autoOrder, flagos.WithGetenv(e.get))
 
 		const n = 64
 		var wg sync.WaitGroup
@@ -385,7 +386,7 @@ func TestAliasRedirectCannotRecurse(t *testing.T) {
 		m := newFake(device.MUSA, 2, true, "2 devices (libmusa.so.1, driver 3.1)")
 		c := newFake(device.CUDA, 0, false, "libcuda.so.1: cannot open shared object file")
 		devs := registry(t, c, m)
-		fl := flagos.New(devs, flagos.WithGetenv((&env{}).get))
+		fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{}).get))
 		require.NoError(t, devs.Register(fl))
 		probes := probe.New()
 		require.NoError(t, probes.Register("cuda", c.Available))
@@ -442,7 +443,7 @@ func TestAliasRedirectCannotRecurse(t *testing.T) {
 func TestLogsDecision(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	devs := registry(t, newFake(device.MUSA, 2, true, "ok"))
-	fl := flagos.New(devs, flagos.WithLogger(zap.New(core)), flagos.WithGetenv((&env{}).get))
+	fl := flagos.New(devs, autoOrder, flagos.WithLogger(zap.New(core)), flagos.WithGetenv((&env{}).get))
 	assert.Zero(t, logs.Len(), "New logs nothing")
 	_, _ = fl.Route()
 	_, _ = fl.Route()
@@ -455,7 +456,7 @@ func TestLogsDecision(t *testing.T) {
 	assert.Contains(t, f["reason"], "musa is available")
 
 	core, logs = observer.New(zapcore.DebugLevel)
-	fl = flagos.New(devs, flagos.WithLogger(zap.New(core)), flagos.WithGetenv((&env{v: "rocm"}).get))
+	fl = flagos.New(devs, autoOrder, flagos.WithLogger(zap.New(core)), flagos.WithGetenv((&env{v: "rocm"}).get))
 	_, _ = fl.Route()
 	require.Equal(t, 1, logs.Len())
 	f = logs.All()[0].ContextMap()
@@ -495,7 +496,7 @@ func (nopVendor) Properties(int) (device.Properties, error) { return device.Prop
 
 func benchTargets(b *testing.B) map[string]device.Backend {
 	devs := registry(b, nopVendor{})
-	fl := flagos.New(devs, flagos.WithGetenv(func(string) string { return "" }))
+	fl := flagos.New(devs, autoOrder, flagos.WithGetenv(func(string) string { return "" }))
 	if _, err := fl.Route(); err != nil {
 		b.Fatal(err)
 	}
@@ -557,7 +558,7 @@ func TestCheckChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cuda, musa := newFake(device.CUDA, 1, true, "ok"), newFake(device.MUSA, 2, true, "ok")
 			devs := registry(t, cuda, musa)
-			fl := flagos.New(devs, flagos.WithGetenv((&env{v: tc.value}).get))
+			fl := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{v: tc.value}).get))
 			require.NoError(t, devs.Register(fl))
 
 			err := fl.CheckChoice()
@@ -572,4 +573,24 @@ func TestCheckChoice(t *testing.T) {
 			assert.Zero(t, cuda.countCalls.Load()+musa.countCalls.Load())
 		})
 	}
+}
+
+// autoOrder is the order flagshim passes for its built-in vendors
+// (drivers.AutoOrder): musa, hip, cuda.
+var autoOrder = flagos.WithAutoOrder([]device.Type{device.MUSA, device.HIP, device.CUDA})
+
+// Without WithAutoOrder, auto tries the vendor backends in registration
+// order; with it, in the order given.
+func TestAutoOrderOption(t *testing.T) {
+	devs := device.NewRegistry()
+	require.NoError(t, devs.Register(devicetest.New(devicetest.Config{Type: device.CUDA, Devices: make([]devicetest.Device, 1)})))
+	require.NoError(t, devs.Register(devicetest.New(devicetest.Config{Type: device.MUSA, Devices: make([]devicetest.Device, 2)})))
+	plain := flagos.New(devs, flagos.WithGetenv((&env{}).get))
+	b, err := plain.Route()
+	require.NoError(t, err)
+	assert.Equal(t, device.CUDA, b.Type(), "registration order")
+	ordered := flagos.New(devs, autoOrder, flagos.WithGetenv((&env{}).get))
+	b, err = ordered.Route()
+	require.NoError(t, err)
+	assert.Equal(t, device.MUSA, b.Type(), "the order given")
 }

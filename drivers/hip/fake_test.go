@@ -13,7 +13,7 @@ import (
 
 // suite runs the driver core's conformance cases against the fake
 // libamdhip64.so.6 (testdata/fake_libamdhip64.c), each in a child process.
-var suite = &drivertest.Suite{Vendor: Vendor, Fake: "hip", Version: [2]int{6, 2},
+var suite = &drivertest.Suite{Vendor: Vendor(), Fake: "hip", Version: [2]int{6, 2},
 	PCIBusID: "0000:%02x:00.0", FakeNames: map[int]string{1054: "hipErrorTbd"}}
 
 func TestMain(m *testing.M) { drivertest.Main(m) }
@@ -25,26 +25,26 @@ func TestFakes(t *testing.T) { suite.Test(t) }
 func TestNewDoesNoIO(t *testing.T) {
 	b := New()
 	assert.Equal(t, device.HIP, b.Type())
-	assert.Same(t, Vendor, b.Vendor())
+	assert.Same(t, Vendor(), b.Vendor())
 	assert.False(t, b.Loaded(), "New and Type open nothing")
 }
 
 func TestVendor(t *testing.T) {
-	require.NoError(t, Vendor.Validate())
-	assert.Equal(t, driver.CurrentDevice, Vendor.Context)
-	assert.Equal(t, driver.ErrorTextReturned, Vendor.ErrorText)
-	assert.Equal(t, driver.JITOptions{}, Vendor.JIT, "hipModuleLoadDataEx ignores JIT options")
-	for op, names := range Vendor.Symbols {
+	require.NoError(t, Vendor().Validate())
+	assert.Equal(t, driver.CurrentDevice, Vendor().Context)
+	assert.Equal(t, driver.ErrorTextReturned, Vendor().ErrorText)
+	assert.Equal(t, driver.JITOptions{}, Vendor().JIT, "hipModuleLoadDataEx ignores JIT options")
+	for op, names := range Vendor().Symbols {
 		require.Len(t, names, 1, "%s: HIP has one name per function", op)
 		assert.Regexp(t, `^hip[A-Z]`, names[0], op)
 	}
 	for _, op := range []driver.Op{driver.OpPrimaryCtxRetain, driver.OpCtxSetCurrent, driver.OpCtxGetCurrent} {
-		assert.NotContains(t, Vendor.Symbols, op, "the deprecated context API is not bound")
+		assert.NotContains(t, Vendor().Symbols, op, "the deprecated context API is not bound")
 	}
 	for _, c := range []struct {
 		version, major, minor int
 	}{{60241134, 6, 2}, {60240092, 6, 2}, {50731921, 5, 7}, {70100000, 7, 1}, {60443483, 6, 4}} {
-		major, minor := Vendor.DecodeVersion(c.version)
+		major, minor := Vendor().DecodeVersion(c.version)
 		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "HIP_VERSION %d", c.version)
 	}
 }
@@ -79,6 +79,6 @@ func TestResults(t *testing.T) {
 			assert.NotEqual(t, driver.ErrStubLibrary, e, "HIP has no stub library code")
 		}
 	}
-	assert.Equal(t, "hipErrorOutOfMemory", Vendor.ResultName(2))
-	assert.Equal(t, "HIP_ERROR_UNKNOWN_CODE_1054", Vendor.ResultName(1054), "hipErrorTbd moves between releases: not in the table")
+	assert.Equal(t, "hipErrorOutOfMemory", Vendor().ResultName(2))
+	assert.Equal(t, "HIP_ERROR_UNKNOWN_CODE_1054", Vendor().ResultName(1054), "hipErrorTbd moves between releases: not in the table")
 }

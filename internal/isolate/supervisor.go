@@ -214,13 +214,17 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	var stderr tail
 	go func() { _, _ = io.Copy(&stderr, p.errR) }()
 	events := make(chan event, 16)
-	go readAnswer(p.ansR, events)
+	stop := make(chan struct{})
+	defer close(stop)
+	go readAnswer(p.ansR, events, stop)
 
 	kill := func() { _ = cmd.Process.Kill() }
 	deadline := time.NewTimer(s.cfg.Timeout)
 	defer deadline.Stop()
 	var step string
 	var eof bool
+	var gone error // the child's end, once it has exited
+	ended := false
 	for {
 		select {
 		case ev := <-events:
@@ -237,18 +241,26 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 				kill()
 				return tier.Facts{}, &childError{vendor: t, step: step, protocol: ev.err.Error()}
 			case ev.eof:
+				if ended {
+					return tier.Facts{}, exitError(t, step, gone, stderr.String())
+				}
 				eof = true // the child closed its answer: its exit tells why
 				events = nil
 			}
-		case werr := <-exited:
-			// Lines written before the exit may still be in the pipe.
-			if !eof {
-				if f, ok := s.lastWords(events, &step); ok {
-					return f, nil
-				}
+		case gone = <-exited:
+			// Lines written before the exit may still be in the pipe: read
+			// them for a short while (something the child spawned may hold
+			// the pipe open, so its end may never come).
+			ended = true
+			exited = nil
+			if eof {
+				return tier.Facts{}, exitError(t, step, gone, stderr.String())
 			}
-			return tier.Facts{}, exitError(t, step, werr, stderr.String())
+			deadline.Reset(exitGrace)
 		case <-deadline.C:
+			if ended {
+				return tier.Facts{}, exitError(t, step, gone, stderr.String())
+			}
 			kill()
 			p.ansR.Close() // the reader stops even if something the child spawned holds the pipe
 			what := "did not return"
@@ -260,57 +272,44 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	}
 }
 
-// lastWords takes the lines an exited child left in its pipe, for a short
-// while: its facts, if it wrote them.
-func (s *Supervisor) lastWords(events <-chan event, step *string) (tier.Facts, bool) {
-	grace := time.NewTimer(exitGrace)
-	defer grace.Stop()
-	for {
+// readAnswer reads the child's lines until its facts, an error or the end,
+// and gives up when stop is closed (the supervisor has decided).
+func readAnswer(r io.Reader, events chan<- event, stop <-chan struct{}) {
+	send := func(ev event) bool {
 		select {
-		case ev := <-events:
-			switch {
-			case ev.step != "":
-				*step = ev.step
-			case ev.facts != nil && ev.facts.Check() == nil:
-				return *ev.facts, true
-			default:
-				return tier.Facts{}, false
-			}
-		case <-grace.C:
-			return tier.Facts{}, false
+		case events <- ev:
+			return true
+		case <-stop:
+			return false
 		}
 	}
-}
-
-// readAnswer reads the child's lines until its facts, an error or the end.
-func readAnswer(r io.Reader, events chan<- event) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := readLine(br)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				events <- event{eof: true}
-			} else if errors.Is(err, ErrProtocol) {
-				events <- event{err: err}
+			if errors.Is(err, ErrProtocol) {
+				send(event{err: err})
 			} else {
-				events <- event{eof: true}
+				send(event{eof: true}) // the end, or the pipe closed under the reader
 			}
 			return
 		}
 		kind, rest, _ := strings.Cut(line, " ")
 		switch kind {
 		case "step":
-			events <- event{step: rest}
+			if !send(event{step: rest}) {
+				return
+			}
 		case "facts":
 			var f tier.Facts
 			if err := json.Unmarshal([]byte(rest), &f); err != nil {
-				events <- event{err: fmt.Errorf("%w: its facts are not JSON: %v", ErrProtocol, err)}
+				send(event{err: fmt.Errorf("%w: its facts are not JSON: %v", ErrProtocol, err)})
 				return
 			}
-			events <- event{facts: &f}
+			send(event{facts: &f})
 			return
 		default:
-			events <- event{err: fmt.Errorf("%w: an unknown line %q", ErrProtocol, clip(line, 80))}
+			send(event{err: fmt.Errorf("%w: an unknown line %q", ErrProtocol, clip(line, 80))})
 			return
 		}
 	}

@@ -36,7 +36,7 @@ func (c *rawCUDA) check(fn string, r uintptr) {
 }
 
 func openRawCUDA(t *testing.T) *rawCUDA {
-	l := cuda.Vendor.Library // the very search drivers/cuda makes
+	l := cuda.Vendor().Library // the very search drivers/cuda makes
 	lib, err := dl.Open(dl.Spec{Name: l.Name, EnvVar: l.EnvVar, Sonames: l.Sonames, Dirs: l.Dirs})
 	require.NoError(t, err)
 	sym := func(names ...string) uintptr {

@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
@@ -217,13 +217,13 @@ func runPlainAdd(t *testing.T, b *driver.Backend, dev int, m device.LoadedModule
 // current, as the plugin calls its own.
 func (l *Lib) hostCall(t *testing.T, name string, args ...uintptr) uintptr {
 	t.Helper()
-	fn, err := l.lib.Sym(name)
-	require.NoError(t, err, "%s does not export %s", l.Path, name)
+	var fn clib.Func
+	require.NoError(t, l.h.Resolve("nvshmem", []clib.Sym{{Fn: &fn, Names: []string{name}, Required: true}}), "%s does not export %s", l.Path, name)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var r uintptr
 	require.NoError(t, l.withContext(func() error {
-		r, _, _ = purego.SyscallN(fn, args...)
+		r = fn.CallList(args)
 		return nil
 	}))
 	return r

@@ -26,10 +26,10 @@ func (l *Lib) Hook() device.Hook {
 		Name:  HookName,
 		Scope: Scope(),
 		Init: func(m device.Module) error {
-			return l.moduleCall("nvshmemx_cumodule_init", l.s.cumoduleInit, m)
+			return l.moduleCall("nvshmemx_cumodule_init", &l.s.cumoduleInit, m)
 		},
 		Finalize: func(m device.Module) error {
-			return l.moduleCall("nvshmemx_cumodule_finalize", l.s.cumoduleFinalize, m)
+			return l.moduleCall("nvshmemx_cumodule_finalize", &l.s.cumoduleFinalize, m)
 		},
 	}
 }

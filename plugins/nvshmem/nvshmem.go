@@ -9,11 +9,9 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // EnvVar names the variable that overrides the library search with an
@@ -35,30 +33,16 @@ var (
 	ErrCall           = errors.New("nvshmem: call failed")
 )
 
-// Error is a non-zero status returned by an NVSHMEM function. It matches
-// [ErrCall].
-type Error struct {
-	Func string // "nvshmemx_cumodule_init"
-	Code int    // nvshmemx_status: 7 is NVSHMEMX_ERROR_INTERNAL
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("nvshmem: %s returned %d (%s)", e.Func, e.Code, statusName(e.Code))
-}
-
-// Is makes errors.Is(err, ErrCall) true.
-func (e *Error) Is(target error) bool { return target == ErrCall }
-
-// statusName names nvshmemx_status, in the order of non_abi/nvshmemx_error.h
-// of the NVSHMEM 3.4.5 wheel (read on the H200 machine).
-func statusName(code int) string {
-	names := []string{"NVSHMEMX_SUCCESS", "NVSHMEMX_ERROR_INVALID_VALUE", "NVSHMEMX_ERROR_OUT_OF_MEMORY",
-		"NVSHMEMX_ERROR_NOT_SUPPORTED", "NVSHMEMX_ERROR_SYMMETRY", "NVSHMEMX_ERROR_GPU_NOT_SELECTED",
-		"NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED", "NVSHMEMX_ERROR_INTERNAL"}
-	if code >= 0 && code < len(names) {
-		return names[code]
-	}
-	return "unknown status"
+// codes are nvshmemx_status, in the order of non_abi/nvshmemx_error.h of
+// the NVSHMEM 3.4.5 wheel (read on the H200 machine). A non-zero status is
+// a *clib.Error of library "nvshmem" that matches ErrCall ("nvshmem:
+// nvshmemx_cumodule_init returned NVSHMEMX_ERROR_INTERNAL (7)").
+var codes = &clib.Codes{
+	Library: "nvshmem",
+	Names: map[int]string{0: "NVSHMEMX_SUCCESS", 1: "NVSHMEMX_ERROR_INVALID_VALUE", 2: "NVSHMEMX_ERROR_OUT_OF_MEMORY",
+		3: "NVSHMEMX_ERROR_NOT_SUPPORTED", 4: "NVSHMEMX_ERROR_SYMMETRY", 5: "NVSHMEMX_ERROR_GPU_NOT_SELECTED",
+		6: "NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED", 7: "NVSHMEMX_ERROR_INTERNAL"},
+	Always: []error{ErrCall},
 }
 
 // Option configures Open.
@@ -89,7 +73,7 @@ type Lib struct {
 	Attempts []device.Attempt // the search, in order
 
 	mu       sync.Mutex // serialises every call into the library
-	lib      *dl.Library
+	h        *clib.Handle
 	s        syms
 	opts     options
 	uid      *UniqueID // kept alive: nvshmemx_set_attr_uniqueid_args stores a pointer to it
@@ -100,23 +84,38 @@ type Lib struct {
 }
 
 type syms struct {
-	getUniqueID, setAttrUniqueID, hostlibInit, hostlibFinalize uintptr
-	initStatus, myPE, nPEs, cumoduleInit, cumoduleFinalize     uintptr
-	vendorVersion                                              uintptr // optional
+	getUniqueID, setAttrUniqueID, hostlibInit, hostlibFinalize clib.Func
+	initStatus, myPE, nPEs, cumoduleInit, cumoduleFinalize     clib.Func
+	vendorVersion                                              clib.Func // optional
 }
 
-// spec is the library search of Open, with getenv for $VIRTUAL_ENV, $HOME
-// and $CONDA_PREFIX (nil: os.Getenv).
-func spec(getenv func(string) string) dl.Spec {
+// table is the binding's symbol table (nvshmemx.h of NVSHMEM 3).
+func (s *syms) table() []clib.Sym {
+	return []clib.Sym{
+		{Fn: &s.getUniqueID, Names: []string{"nvshmemx_get_uniqueid"}, Required: true, Sig: "p"},
+		{Fn: &s.setAttrUniqueID, Names: []string{"nvshmemx_set_attr_uniqueid_args"}, Required: true, Sig: "iipp"},
+		{Fn: &s.hostlibInit, Names: []string{"nvshmemx_hostlib_init_attr"}, Required: true, Sig: "up"},
+		{Fn: &s.hostlibFinalize, Names: []string{"nvshmemx_hostlib_finalize"}, Required: true},
+		{Fn: &s.initStatus, Names: []string{"nvshmemx_init_status"}, Required: true},
+		{Fn: &s.myPE, Names: []string{"nvshmem_my_pe"}, Required: true},
+		{Fn: &s.nPEs, Names: []string{"nvshmem_n_pes"}, Required: true},
+		{Fn: &s.cumoduleInit, Names: []string{"nvshmemx_cumodule_init"}, Required: true, Sig: "h"},
+		{Fn: &s.cumoduleFinalize, Names: []string{"nvshmemx_cumodule_finalize"}, Required: true, Sig: "h"},
+		{Fn: &s.vendorVersion, Names: []string{"nvshmemx_vendor_get_version_info"}, Sig: "ppp"},
+	}
+}
+
+// library is where Open looks, with getenv for $VIRTUAL_ENV, $HOME and
+// $CONDA_PREFIX (nil: os.Getenv).
+func library(getenv func(string) string) clib.Library {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return dl.Spec{
+	return clib.Library{
 		Name:    "libnvshmem_host",
 		EnvVar:  EnvVar,
 		Sonames: []string{Soname},
 		Dirs:    wheelDirs(getenv),
-		Getenv:  getenv,
 	}
 }
 
@@ -154,10 +153,10 @@ func Open(opts ...Option) (*Lib, error) {
 	if o.device < 0 {
 		return nil, fmt.Errorf("%w: device %d", ErrInvalid, o.device)
 	}
-	lib, err := dl.Open(spec(o.getenv))
+	lib, err := library(o.getenv).Open(o.getenv)
 	if err != nil {
 		hint := fmt.Sprintf("install the NVSHMEM wheel (pip install nvidia-nvshmem-cu12 or -cu13), add its nvidia/nvshmem/lib folder to LD_LIBRARY_PATH, or set %s=/abs/path/to/%s", EnvVar, Soname)
-		if errors.Is(err, dl.ErrNotFound) {
+		if errors.Is(err, clib.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %v; %s", ErrNotFound, err, hint)
 		}
 		return nil, fmt.Errorf("nvshmem: %w", err)
@@ -181,9 +180,9 @@ func Attach(opts ...Option) (*Lib, error) {
 	if o.device < 0 {
 		return nil, fmt.Errorf("%w: device %d", ErrInvalid, o.device)
 	}
-	lib, err := dl.Loaded(spec(o.getenv))
+	lib, err := clib.Loaded(library(o.getenv))
 	if err != nil {
-		if errors.Is(err, dl.ErrNotLoaded) {
+		if errors.Is(err, clib.ErrNotLoaded) {
 			return nil, fmt.Errorf("%w: %s is not loaded in this process; load and initialize NVSHMEM first (nvshmem4py), or use Open and InitUniqueID: %v", ErrNotLoaded, Soname, err)
 		}
 		return nil, fmt.Errorf("nvshmem: %w", err)
@@ -194,67 +193,33 @@ func Attach(opts ...Option) (*Lib, error) {
 	}
 	l.attached = true
 	if st := l.InitStatus(); !st.Initialized() {
-		return nil, fmt.Errorf("%w: the host's NVSHMEM (%s) reports %v; initialize it before attaching", ErrNotInitialized, lib.Path, st)
+		return nil, fmt.Errorf("%w: the host's NVSHMEM (%s) reports %v; initialize it before attaching", ErrNotInitialized, lib.Path(), st)
 	}
 	return l, nil
 }
 
 // fromLibrary resolves the plugin's functions in an opened library.
-func fromLibrary(lib *dl.Library, o options) (*Lib, error) {
-	var err error
-	l := &Lib{Path: lib.Path, lib: lib, opts: o}
-	for _, a := range lib.Attempts {
-		da := device.Attempt{Path: a.Path}
-		if a.Err != nil {
-			da.Error = a.Err.Error()
-		}
-		l.Attempts = append(l.Attempts, da)
+func fromLibrary(lib *clib.Handle, o options) (*Lib, error) {
+	l := &Lib{Path: lib.Path(), Attempts: clib.Attempts(lib.Attempts()), opts: o, h: lib}
+	if err := lib.Resolve("nvshmem", l.s.table()); err != nil {
+		return nil, fmt.Errorf("nvshmem: %s is not a usable NVSHMEM 3 host library: %w", lib.Path(), err)
 	}
-	for _, s := range []struct {
-		p    *uintptr
-		name string
-	}{
-		{&l.s.getUniqueID, "nvshmemx_get_uniqueid"},
-		{&l.s.setAttrUniqueID, "nvshmemx_set_attr_uniqueid_args"},
-		{&l.s.hostlibInit, "nvshmemx_hostlib_init_attr"},
-		{&l.s.hostlibFinalize, "nvshmemx_hostlib_finalize"},
-		{&l.s.initStatus, "nvshmemx_init_status"},
-		{&l.s.myPE, "nvshmem_my_pe"},
-		{&l.s.nPEs, "nvshmem_n_pes"},
-		{&l.s.cumoduleInit, "nvshmemx_cumodule_init"},
-		{&l.s.cumoduleFinalize, "nvshmemx_cumodule_finalize"},
-	} {
-		if *s.p, err = lib.Sym(s.name); err != nil {
-			return nil, fmt.Errorf("nvshmem: %s is not a usable NVSHMEM 3 host library: %w", lib.Path, err)
-		}
-	}
-	l.s.vendorVersion, _ = lib.Sym("nvshmemx_vendor_get_version_info")
 	return l, nil
 }
 
-func call(fn uintptr, args ...uintptr) int {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return int(int32(uint32(r)))
-}
-
-// check turns a status into an error.
-func check(fn string, rc int) error {
-	if rc != 0 {
-		return &Error{Func: fn, Code: rc}
-	}
-	return nil
-}
+// call runs fn with values (no Go addresses) and returns its int result.
+func call(fn *clib.Func, args ...uintptr) int { return clib.Code(fn.CallList(args)) }
 
 // Version is the library's vendor version (3, 4, 5); ok is false when the
 // library does not export nvshmemx_vendor_get_version_info.
 func (l *Lib) Version() (major, minor, patch int, ok bool) {
-	if l.s.vendorVersion == 0 {
+	if !l.s.vendorVersion.OK() {
 		return 0, 0, 0, false
 	}
 	var v [3]int32
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	purego.SyscallN(l.s.vendorVersion, uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&v[1])), uintptr(unsafe.Pointer(&v[2])))
+	l.s.vendorVersion.Call(uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&v[1])), uintptr(unsafe.Pointer(&v[2])))
 	return int(v[0]), int(v[1]), int(v[2]), true
 }
 
@@ -265,20 +230,20 @@ func (l *Lib) InitStatus() Status {
 	return l.status()
 }
 
-func (l *Lib) status() Status { return Status(call(l.s.initStatus)) }
+func (l *Lib) status() Status { return Status(call(&l.s.initStatus)) }
 
 // MyPE is nvshmem_my_pe(); meaningful once initialized.
 func (l *Lib) MyPE() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return call(l.s.myPE)
+	return call(&l.s.myPE)
 }
 
 // NPEs is nvshmem_n_pes(); meaningful once initialized.
 func (l *Lib) NPEs() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return call(l.s.nPEs)
+	return call(&l.s.nPEs)
 }
 
 // GetUniqueID is nvshmemx_get_uniqueid: rank 0 calls it and hands the bytes
@@ -292,9 +257,9 @@ func (l *Lib) GetUniqueID() (UniqueID, error) {
 	uid := newUniqueID()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	rc := call(l.s.getUniqueID, uintptr(unsafe.Pointer(uid)))
+	rc := l.s.getUniqueID.CallCode(uintptr(unsafe.Pointer(uid)))
 	runtime.KeepAlive(uid)
-	if err := check("nvshmemx_get_uniqueid", rc); err != nil {
+	if err := codes.Check("nvshmemx_get_uniqueid", rc); err != nil {
 		return UniqueID{}, err
 	}
 	return *uid, nil
@@ -324,14 +289,14 @@ func (l *Lib) InitUniqueID(rank, nranks int, uid UniqueID) error {
 	*l.uid = uid
 	l.attr = newInitAttr()
 	return l.withContext(func() error {
-		rc := call(l.s.setAttrUniqueID, uintptr(rank), uintptr(nranks), uintptr(unsafe.Pointer(l.uid)), uintptr(unsafe.Pointer(l.attr)))
-		if err := check("nvshmemx_set_attr_uniqueid_args", rc); err != nil {
+		rc := l.s.setAttrUniqueID.CallCode(uintptr(rank), uintptr(nranks), uintptr(unsafe.Pointer(l.uid)), uintptr(unsafe.Pointer(l.attr)))
+		if err := codes.Check("nvshmemx_set_attr_uniqueid_args", rc); err != nil {
 			return err
 		}
-		rc = call(l.s.hostlibInit, initWithUniqueID, uintptr(unsafe.Pointer(l.attr)))
+		rc = l.s.hostlibInit.CallCode(initWithUniqueID, uintptr(unsafe.Pointer(l.attr)))
 		runtime.KeepAlive(l.uid)
 		runtime.KeepAlive(l.attr)
-		if err := check("nvshmemx_hostlib_init_attr", rc); err != nil {
+		if err := codes.Check("nvshmemx_hostlib_init_attr", rc); err != nil {
 			return err
 		}
 		if st := l.status(); !st.Initialized() {
@@ -348,13 +313,13 @@ func (l *Lib) CumoduleInit(module uintptr) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var rc int
-	err := l.withContext(func() error { rc = call(l.s.cumoduleInit, module); return nil })
+	err := l.withContext(func() error { rc = call(&l.s.cumoduleInit, module); return nil })
 	return rc, err
 }
 
 // moduleCall runs fn (cumodule init or finalize) on m under the rules of the
 // hook.
-func (l *Lib) moduleCall(name string, fn uintptr, m device.Module) error {
+func (l *Lib) moduleCall(name string, fn *clib.Func, m device.Module) error {
 	if b := m.Backend(); b != device.CUDA {
 		return fmt.Errorf("%w: %s is a %s module", ErrWrongBackend, m.Label(), b)
 	}
@@ -366,7 +331,7 @@ func (l *Lib) moduleCall(name string, fn uintptr, m device.Module) error {
 	if st := l.status(); !st.Initialized() {
 		return fmt.Errorf("%w: init status is %v; call InitUniqueID before loading NVSHMEM modules (%s)", ErrNotInitialized, st, m.Label())
 	}
-	return l.withContext(func() error { return check(name, call(fn, m.Handle())) })
+	return l.withContext(func() error { return codes.Check(name, call(fn, m.Handle())) })
 }
 
 // Finalize removes the hooks registered through Register (finalizing the
@@ -391,7 +356,7 @@ func (l *Lib) Finalize() error {
 	}
 	l.done = true
 	if !l.attached && l.status() != StatusNotInitialized {
-		errs = append(errs, l.withContext(func() error { call(l.s.hostlibFinalize); return nil }))
+		errs = append(errs, l.withContext(func() error { call(&l.s.hostlibFinalize); return nil }))
 	}
 	return errors.Join(errs...)
 }

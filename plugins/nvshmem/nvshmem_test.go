@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl"
@@ -99,10 +100,14 @@ func TestStatus(t *testing.T) {
 		assert.Equal(t, tt.name, tt.s.String())
 		assert.Equal(t, tt.init, tt.s.Initialized(), tt.name)
 	}
-	e := &Error{Func: "nvshmemx_cumodule_init", Code: 7}
+	e := codes.Check("nvshmemx_cumodule_init", 7)
 	assert.ErrorIs(t, e, ErrCall)
-	assert.Equal(t, "nvshmem: nvshmemx_cumodule_init returned 7 (NVSHMEMX_ERROR_INTERNAL)", e.Error())
-	assert.Contains(t, (&Error{Func: "f", Code: 42}).Error(), "unknown status")
+	var ce *clib.Error
+	require.ErrorAs(t, e, &ce)
+	assert.Equal(t, "nvshmem: nvshmemx_cumodule_init returned NVSHMEMX_ERROR_INTERNAL (7)", e.Error())
+	assert.Contains(t, codes.Check("f", 42).Error(), "unknown code (42)")
+	assert.ErrorIs(t, codes.Check("f", 42), ErrCall, "every status matches ErrCall")
+	assert.NoError(t, codes.Check("f", 0))
 }
 
 // TestScope: the hook applies to modules with both globals, not to those
@@ -179,7 +184,7 @@ func TestOpenErrors(t *testing.T) {
 		wantIs  error
 		wantMsg []string
 	}{
-		{"relative override", map[string]string{EnvVar: "lib/" + Soname}, dl.ErrRelativeOverride, []string{EnvVar, "absolute"}},
+		{"relative override", map[string]string{EnvVar: "lib/" + Soname}, clib.ErrRelativeOverride, []string{EnvVar, "absolute"}},
 		{"override missing", map[string]string{EnvVar: missing}, dl.ErrOpen, []string{EnvVar, missing}},
 		{"nothing found", map[string]string{"HOME": t.TempDir()}, ErrNotFound, []string{Soname, EnvVar, "pip install nvidia-nvshmem"}},
 	}
@@ -219,10 +224,10 @@ func buildFakes(t *testing.T) []string {
 // finalizes, concurrent calls, calls without a current context.
 func counts(t *testing.T, l *Lib) [5]int32 {
 	t.Helper()
-	fn, err := l.lib.Sym("fake_nvshmem_counts")
-	require.NoError(t, err)
+	var fn clib.Func
+	require.NoError(t, l.h.Resolve("fake nvshmem", []clib.Sym{{Fn: &fn, Names: []string{"fake_nvshmem_counts"}, Required: true, Sig: "p"}}))
 	var c [5]int32
-	purego.SyscallN(fn, uintptr(unsafe.Pointer(&c[0])))
+	fn.Call(uintptr(unsafe.Pointer(&c[0])))
 	return c
 }
 
@@ -333,7 +338,7 @@ func TestFakeInitFailures(t *testing.T) {
 	if !dltest.IsChild(t) {
 		env := buildFakes(t)
 		for _, tc := range []struct{ env, want string }{
-			{"FAKE_NVSHMEM_INIT_RC=7", "nvshmemx_hostlib_init_attr returned 7"},
+			{"FAKE_NVSHMEM_INIT_RC=7", "nvshmemx_hostlib_init_attr returned NVSHMEMX_ERROR_INTERNAL (7)"},
 			{"FAKE_NVSHMEM_STATUS_AFTER_INIT=1", "NVSHMEM_STATUS_IS_BOOTSTRAPPED"},
 		} {
 			out := dltest.MustChild(t, t.Name(), append(env, tc.env, "WANT="+tc.want)...)

@@ -1,5 +1,6 @@
 /*
- * A fake libcuda.so.1 (default) or libmusa.so.1 (-DFAKE_MU) with the real
+ * A fake libcuda.so.1 (default), libmusa.so.1 (-DFAKE_MU) or another
+ * CUDA-shaped driver API (-DFAKE_PREFIX=acme -DFAKE_ERR_PREFIX=\"ACME_\") with the real
  * driver API names and C signatures (cuda.h; MUSA's musa.h mirrors it with
  * the mu prefix and MUSA_ result names), for flagshim's tests. Behaviour:
  * see fake_common.h. Build variants:
@@ -10,7 +11,20 @@
  *   -DFAKE_NO_LOAD_DATA_EX     lacks *ModuleLoadDataEx (only *ModuleLoadData)
  *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols
  */
-#ifdef FAKE_MU
+#if defined(FAKE_PREFIX)
+/* Another CUDA-shaped driver API (an out-of-tree vendor's fake): the
+ * builder defines FAKE_PREFIX (acme), FAKE_ERR_PREFIX ("ACME_") and may
+ * define FAKE_DEFAULT_VERSION. */
+#ifndef FAKE_ERR_PREFIX
+#error "define FAKE_ERR_PREFIX with FAKE_PREFIX"
+#endif
+#ifndef FAKE_DEFAULT_VERSION
+#define FAKE_DEFAULT_VERSION 1000
+#endif
+#define FAKE_CAT(a, b) a##b
+#define FAKE_XCAT(a, b) FAKE_CAT(a, b)
+#define SYM(x) FAKE_XCAT(FAKE_PREFIX, x)
+#elif defined(FAKE_MU)
 #define FAKE_ERR_PREFIX "MUSA_"
 #define FAKE_DEFAULT_VERSION 30100
 #define SYM(x) mu##x

@@ -5,7 +5,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/flagos-ai/flagshim/cli"
+	"github.com/flagos-ai/flagshim"
 )
 
 // TestMain lets testscript run this binary as flagshim-acme, each invocation
@@ -19,7 +19,10 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
-			for _, v := range append(cli.EnvVars, "ACME_DEVICES", "ACME_CUDA_COMPAT") {
+			for _, v := range flagshim.Variables() {
+				env.Setenv(v.Name, "")
+			}
+			for _, v := range []string{"ACME_DEVICES", "ACME_CUDA_COMPAT"} {
 				env.Setenv(v, "")
 			}
 			return nil

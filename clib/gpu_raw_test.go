@@ -1,6 +1,6 @@
 //go:build gpu
 
-package driver
+package clib
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 )
 
 // The raw benchmarks take the backend away: they call the real libcuda's
-// functions through this package's transition (ccall, ccallThen) or
+// functions through the kit's transition (ccall, ccallThen) or
 // purego.SyscallN on a context made current once, so that what Synchronize
 // costs over the C floor can be split into the transition and the rest
 // (scripts/bench-ratio.sh runs them next to scripts/cfloor.c's same loops).

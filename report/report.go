@@ -1,12 +1,12 @@
-package cli
+package report
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim"
-	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/probe"
 )
@@ -16,27 +16,33 @@ import (
 // would increase it. docs/json.md documents every field.
 const SchemaVersion = 1
 
-// snapshot is everything the CLI shows, gathered once after Init. Its JSON
-// form is the output of `flagshim info --json`; keys are only ever added,
-// and each one is documented in docs/json.md (a test checks both ways).
-type snapshot struct {
-	SchemaVersion int           `json:"schema_version"`
-	Probe         tier.Tier     `json:"probe"`
-	Alias         aliasJSON     `json:"alias"`
-	Backends      []backendJSON `json:"backends"`
-	Probes        []probeJSON   `json:"probes"`
-	Phases        []phaseJSON   `json:"phases"`
-	Env           []envJSON     `json:"env"`
+// Info is what flagshim found on this machine and decided, gathered once
+// after Init: what the CLI renders (info, list, explain), what the C
+// library's flagshim_info_json marshals and what Python's flagshim.info()
+// returns. Its JSON form is the output of `flagshim info --json`; keys are
+// only ever added, and each one is documented in docs/json.md (a test
+// checks both ways).
+type Info struct {
+	SchemaVersion int        `json:"schema_version"`
+	Probe         tier.Tier  `json:"probe"`
+	Alias         Alias      `json:"alias"`
+	Backends      []Backend  `json:"backends"`
+	Probes        []Probe    `json:"probes"`
+	Phases        []Phase    `json:"phases"`
+	Env           []Variable `json:"env"`
 }
 
-type aliasJSON struct {
+// Alias is the cuda->flagos decision (alias.Decision).
+type Alias struct {
 	Active bool        `json:"active"`
 	From   device.Type `json:"from"`
 	To     device.Type `json:"to"`
 	Reason string      `json:"reason"`
 }
 
-type backendJSON struct {
+// Backend is one registered backend: its probe, where it came from, its
+// devices.
+type Backend struct {
 	Type          device.Type       `json:"type"`
 	Available     bool              `json:"available"`
 	Devices       int               `json:"devices"`
@@ -45,18 +51,20 @@ type backendJSON struct {
 	DriverVersion string            `json:"driver_version"`
 	RoutesTo      device.Type       `json:"routes_to,omitempty"`
 	Tier          tier.Tier         `json:"tier,omitempty"`
-	Attempts      []attemptJSON     `json:"attempts"`
-	Properties    []propsJSON       `json:"properties"`
+	Attempts      []Attempt         `json:"attempts"`
+	Properties    []Device          `json:"properties"`
 	Extra         map[string]string `json:"extra,omitempty"` // the driver's own facts: symbols chosen, features missing, visible devices
 	Error         string            `json:"error,omitempty"`
 }
 
-type attemptJSON struct {
+// Attempt is one library path tried.
+type Attempt struct {
 	Path  string `json:"path"`
 	Error string `json:"error,omitempty"`
 }
 
-type propsJSON struct {
+// Device is one device of a backend.
+type Device struct {
 	Index           int    `json:"index"`
 	Name            string `json:"name"`
 	Vendor          string `json:"vendor"`
@@ -87,64 +95,70 @@ type tierer interface {
 	Tier() tier.Tier
 }
 
-type resultJSON struct {
+// Result is a probe's answer.
+type Result struct {
 	Available bool   `json:"available"`
 	Devices   int    `json:"devices"`
 	Reason    string `json:"reason"`
 }
 
-type probeJSON struct {
-	Name         string     `json:"name"`
-	Live         resultJSON `json:"live"`
-	Original     resultJSON `json:"original"`
-	RedirectedBy []string   `json:"redirected_by"`
+// Probe is one named probe: its live and original answers and who
+// redirected it.
+type Probe struct {
+	Name         string   `json:"name"`
+	Live         Result   `json:"live"`
+	Original     Result   `json:"original"`
+	RedirectedBy []string `json:"redirected_by"`
 }
 
-type phaseJSON struct {
+// Phase is one step of Init's plan and how long it took.
+type Phase struct {
 	Name       string `json:"name"`
 	Step       string `json:"step"`
 	DurationNS int64  `json:"duration_ns"`
 	Error      string `json:"error"`
 }
 
-type envJSON struct {
+// Variable is one environment variable flagshim reads, set or not.
+type Variable struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 	Set   bool   `json:"set"`
 }
 
-// EnvVars are the variables that change what flagshim does, in the order
-// the CLI reports them (info --json's "env", explain's "Environment"). It is
-// the one list of them: README.md's environment table and docs/json.md
-// carry each one (a test checks). The meaning of each is in README.md.
-var EnvVars = []string{
-	alias.EnvVar, "FLAGOS_BACKEND",
-	"FLAGOS_PROBE", "FLAGOS_PROBE_TIMEOUT",
-	"FLAGOS_LIBCUDA_PATH", "FLAGOS_LIBMUSA_PATH", "FLAGOS_LIBHIP_PATH",
-	"FLAGOS_LIBNVML_PATH", "FLAGOS_LIBMTML_PATH", "FLAGOS_LIBNVSHMEM_PATH",
-	"FLAGOS_LOG",
-	"CUDA_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+// Options say what Collect asks.
+type Options struct {
+	// FreeMemory asks each device how much memory is free, where the
+	// backend can tell without work of its own: in the presence and
+	// isolated tiers the answer comes from the facts already gathered
+	// (NVML, the isolated child) and no driver is initialized here. In the
+	// exact tier it is not asked: learning it would create each device's
+	// primary context (about 150 ms and some device memory per GPU on an
+	// H200), which would more than double what `flagshim info` costs over
+	// the driver's own init.
+	FreeMemory bool
+	// LookupEnv reads the variables reported (nil: os.LookupEnv).
+	LookupEnv func(string) (string, bool)
 }
 
-// collect gathers the snapshot. memory asks each device how much memory is
-// free, where the backend can tell without work of its own: in the presence
-// and isolated tiers the answer comes from the facts already gathered (NVML,
-// the isolated child) and no driver is initialized here. In the exact tier
-// it is not asked: learning it would create each device's primary context
-// (about 150 ms and some device memory per GPU on an H200), which would
-// more than double what `flagshim info` costs over the driver's own init.
-func collect(rep *flagshim.Report, memory bool) snapshot {
-	memory = memory && rep.Probe != tier.Exact
-	s := snapshot{
+// Collect gathers the report of rep's Init from device.Default and
+// probe.Default.
+func Collect(rep *flagshim.Report, o Options) Info {
+	memory := o.FreeMemory && rep.Probe != tier.Exact
+	lookupEnv := o.LookupEnv
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	s := Info{
 		SchemaVersion: SchemaVersion,
 		Probe:         rep.Probe,
-		Alias: aliasJSON{
+		Alias: Alias{
 			Active: rep.Alias.Active, From: rep.Alias.From, To: rep.Alias.To, Reason: rep.Alias.Reason,
 		},
-		Backends: []backendJSON{},
-		Probes:   []probeJSON{},
-		Phases:   []phaseJSON{},
-		Env:      []envJSON{},
+		Backends: []Backend{},
+		Probes:   []Probe{},
+		Phases:   []Phase{},
+		Env:      []Variable{},
 	}
 	tiers := map[device.Type]tier.Tier{}
 	for _, b := range device.Default.Backends() {
@@ -159,40 +173,40 @@ func collect(rep *flagshim.Report, memory bool) snapshot {
 		}
 	}
 	for _, name := range probe.Default.Names() {
-		s.Probes = append(s.Probes, probeJSON{
+		s.Probes = append(s.Probes, Probe{
 			Name:         name,
-			Live:         resultJSON(probe.Default.Live(name)),
-			Original:     resultJSON(probe.Default.Original(name)),
+			Live:         Result(probe.Default.Live(name)),
+			Original:     Result(probe.Default.Original(name)),
 			RedirectedBy: nonNil(probe.Default.RedirectedBy(name)),
 		})
 	}
 	for _, r := range rep.Phases {
-		p := phaseJSON{Name: r.Phase, Step: r.Step, DurationNS: r.Duration.Nanoseconds()}
+		p := Phase{Name: r.Phase, Step: r.Step, DurationNS: r.Duration.Nanoseconds()}
 		if r.Err != nil {
 			p.Error = r.Err.Error()
 		}
 		s.Phases = append(s.Phases, p)
 	}
-	for _, name := range EnvVars {
+	for _, x := range flagshim.Variables() {
 		// Empty counts as unset, as it does for every variable flagshim reads.
-		v, _ := lookupEnv(name)
-		s.Env = append(s.Env, envJSON{Name: name, Value: v, Set: v != ""})
+		v, _ := lookupEnv(x.Name)
+		s.Env = append(s.Env, Variable{Name: x.Name, Value: v, Set: v != ""})
 	}
 	return s
 }
 
-func describeBackend(b device.Backend, memory bool) backendJSON {
+func describeBackend(b device.Backend, memory bool) Backend {
 	r := b.Available()
-	out := backendJSON{
+	out := Backend{
 		Type: b.Type(), Available: r.Available, Devices: r.Devices, Reason: r.Reason,
-		Attempts: []attemptJSON{}, Properties: []propsJSON{},
+		Attempts: []Attempt{}, Properties: []Device{},
 	}
 	if d, ok := b.(device.Describer); ok {
 		info := d.Describe()
 		out.Library, out.DriverVersion, out.RoutesTo = info.Library, info.DriverVersion, info.RoutesTo
 		out.Extra = info.Extra
 		for _, a := range info.Attempts {
-			out.Attempts = append(out.Attempts, attemptJSON(a))
+			out.Attempts = append(out.Attempts, Attempt(a))
 		}
 	}
 	if t, ok := b.(tierer); ok {
@@ -207,7 +221,7 @@ func describeBackend(b device.Backend, memory bool) backendJSON {
 			out.Error = fmt.Sprintf("properties of device %d: %v", i, err)
 			break
 		}
-		pj := propsJSON{
+		pj := Device{
 			Index: i, Name: p.Name, Vendor: p.Vendor, UUID: p.UUID, TotalMemory: p.TotalMemory,
 			Major: p.Major, Minor: p.Minor, MultiProcessors: p.MultiProcessors,
 		}
