@@ -34,6 +34,18 @@ func (s *shim) driverSteps() []step {
 	}})
 }
 
+// addDriverSteps puts the driver steps first in the drivers phase, before
+// the steps plugins added. It reads the vendor registry, which closes it.
+func (s *shim) addDriverSteps() error {
+	var errs []error
+	for i, st := range s.driverSteps() {
+		if err := s.plan.AddStepAt(st.phase, i, st.name, st.run); err != nil {
+			errs = append(errs, fmt.Errorf("flagshim: the %s/%s step of a registered vendor: %w (a plugin added a step of that name; give it another)", st.phase, st.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // vendorOptions are a vendor driver's options under the settings: the
 // logger, the environment, the init timeout and the probe tier.
 func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
@@ -50,7 +62,7 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 			}
 			return v, true
 		}
-		opts = append(opts, driver.WithPresence(presence.NewEnv(presence.WithLookupEnv(lookup), presence.WithLogger(s.log))))
+		opts = append(opts, driver.WithPresence(presence.NewEnv(presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root))))
 	case tier.Isolated:
 		opts = append(opts, driver.WithFacts(s.iso.Facts(v.Type)))
 	}

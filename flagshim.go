@@ -159,16 +159,11 @@ func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim 
 		aliasErr: errAliasNotRun,
 	}
 	// flagshim's own steps come first in their phases; plugin steps follow
-	// in the order they are added.
-	var steps []step
-	if drivers {
-		steps = s.driverSteps()
-	}
-	steps = append(steps, step{PhaseEcosystem, StepAlias, s.installAlias})
-	for _, st := range steps {
-		if err := s.plan.AddStep(st.phase, st.name, st.run); err != nil {
-			panic(fmt.Sprintf("flagshim: built-in step %s/%s: %v", st.phase, st.name, err)) // a bug in this file
-		}
+	// in the order they are added. The vendors' driver steps are added when
+	// Init runs (addDriverSteps): vendors of other modules register from
+	// their packages' init, which may run after this one.
+	if err := s.plan.AddStep(PhaseEcosystem, StepAlias, s.installAlias); err != nil {
+		panic(fmt.Sprintf("flagshim: built-in step %s/%s: %v", PhaseEcosystem, StepAlias, err)) // a bug in this file
 	}
 	return s
 }
@@ -297,6 +292,9 @@ func (s *shim) run(ctx context.Context) error {
 		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))
 	}
 
+	if s.drivers {
+		errs = append(errs, s.addDriverSteps())
+	}
 	start := time.Now()
 	results, err := s.plan.Run(ctx)
 	s.report.Phases = results

@@ -36,6 +36,11 @@ const (
 	// EnvNVSHMEMPath is plugins/nvshmem's library override, checked with
 	// the vendors' so that a bad one is refused at Init.
 	EnvNVSHMEMPath = "FLAGOS_LIBNVSHMEM_PATH"
+	// EnvTestRoot is for tests and walkthroughs only: an absolute folder
+	// under which the presence tier reads /dev and /sys instead of /, so a
+	// fake machine's device nodes and PCI tree can be given. Libraries are
+	// searched as usual.
+	EnvTestRoot = "FLAGOS_TEST_ROOT"
 )
 
 // Variable is an environment variable that changes what flagshim does.
@@ -73,6 +78,7 @@ func Variables() []Variable {
 	vars = append(vars,
 		Variable{Name: EnvNVSHMEMPath, Kind: driver.VarLibraryPath, Doc: "the absolute path of libnvshmem_host.so.3 for plugins/nvshmem"},
 		Variable{Name: logging.EnvVar, Kind: driver.VarOther, Doc: "off, error, warn, info or debug: the library's log level"},
+		Variable{Name: EnvTestRoot, Kind: driver.VarOther, Doc: "tests only: an absolute folder under which /dev and /sys are read instead of /"},
 	)
 	return append(vars, visible...)
 }
@@ -83,6 +89,7 @@ type settings struct {
 	tier     tier.Tier
 	timeout  time.Duration
 	logLevel string
+	root     string // FLAGOS_TEST_ROOT; "" is /
 }
 
 // readSettings reads and checks every variable; the error joins one error
@@ -115,6 +122,13 @@ func readSettings(getenv func(string) string, def tier.Tier) (settings, error) {
 			bad(fmt.Errorf("%s=%q: want a duration above zero", EnvProbeTimeout, v))
 		default:
 			st.timeout = d
+		}
+	}
+	if v := getenv(EnvTestRoot); v != "" {
+		if !filepath.IsAbs(v) {
+			bad(fmt.Errorf("%s=%q: the folder must be an absolute path (it is for tests only; unset it)", EnvTestRoot, v))
+		} else {
+			st.root = v
 		}
 	}
 	for _, x := range Variables() {

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/tier"
 
 	"go.uber.org/zap"
@@ -279,10 +281,24 @@ func (s *state) rangeErr(i int) error {
 		device.ErrInvalidIndex, s.v.Type, i, len(s.devs)-1, len(s.devs))
 }
 
-// opErr wraps the error of op on device d: "cuCtxSynchronize(device 1): ...".
+// opErr says which device op failed on: "cuda: cuCtxSynchronize(device 1)
+// returned CUDA_ERROR_ILLEGAL_ADDRESS (700): ...", and unwraps to err.
 func (s *state) opErr(op Op, d *devState, err error) error {
+	var ce *clib.Error
+	if errors.As(err, &ce) && ce == err && ce.Func == s.api.sym(op) {
+		return &callError{msg: fmt.Sprintf("%s: %s(device %d) returned %s", ce.Library, ce.Func, d.ordinal, ce.Detail()), err: err}
+	}
 	return fmt.Errorf("%s(device %d): %w", s.api.sym(op), d.ordinal, err)
 }
+
+// callError is a C library's error with the call's own words.
+type callError struct {
+	msg string
+	err error
+}
+
+func (e *callError) Error() string { return e.msg }
+func (e *callError) Unwrap() error { return e.err }
 
 // lacks is the error of a call whose operations the library does not have.
 func (s *state) lacks(what string, ops ...Op) error {

@@ -127,6 +127,14 @@ func (p *Plan) SetLogger(l *zap.Logger) {
 // unknown, the name is empty or already used in that phase, run is nil, or
 // the plan has started (an error wrapping ErrStarted).
 func (p *Plan) AddStep(phase, name string, run func(context.Context) error) error {
+	return p.AddStepAt(phase, -1, name, run)
+}
+
+// AddStepAt is AddStep that places the step at index of its phase (the
+// steps from there on move one down); an index outside the phase's steps,
+// -1 included, places it last. A program whose own steps must run first
+// but are known only when the plan runs adds them at 0, 1, ... then.
+func (p *Plan) AddStepAt(phase string, index int, name string, run func(context.Context) error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
@@ -149,7 +157,11 @@ func (p *Plan) AddStep(phase, name string, run func(context.Context) error) erro
 	if p.steps == nil {
 		p.steps = make(map[string][]step)
 	}
-	p.steps[phase] = append(p.steps[phase], step{name: name, run: run})
+	st := p.steps[phase]
+	if index < 0 || index > len(st) {
+		index = len(st)
+	}
+	p.steps[phase] = append(st[:index], append([]step{{name: name, run: run}}, st[index:]...)...)
 	return nil
 }
 

@@ -442,3 +442,18 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+func TestAddStepAt(t *testing.T) {
+	p := phases.NewPlan(phases.Phase{Name: "drivers"})
+	noop := func(context.Context) error { return nil }
+	require.NoError(t, p.AddStep("drivers", "plugin", noop))
+	require.NoError(t, p.AddStepAt("drivers", 0, "cuda", noop))
+	require.NoError(t, p.AddStepAt("drivers", 1, "musa", noop))
+	require.NoError(t, p.AddStepAt("drivers", -1, "last", noop))
+	require.NoError(t, p.AddStepAt("drivers", 99, "later", noop))
+	assert.Equal(t, []string{"cuda", "musa", "plugin", "last", "later"}, p.Steps()["drivers"])
+	assert.ErrorIs(t, p.AddStepAt("drivers", 0, "plugin", noop), phases.ErrDuplicateStep)
+	_, err := p.Run(context.Background())
+	require.NoError(t, err)
+	assert.ErrorIs(t, p.AddStepAt("drivers", 0, "x", noop), phases.ErrStarted)
+}

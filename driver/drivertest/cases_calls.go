@@ -227,8 +227,8 @@ func callError(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Equal(t, 700, e.Code)
 	assert.Equal(t, s.Vendor.ResultName(700), e.Name)
 	assert.Contains(t, e.Message, "illegal memory access")
-	assert.Equal(t, fmt.Sprintf("%s(device 1): %s: %s (700): fake: an illegal memory access was encountered",
-		s.sym(driver.OpSynchronize), s.typ(), s.Vendor.ResultName(700)), err.Error())
+	assert.Equal(t, fmt.Sprintf("%s: %s(device 1) returned %s (700): fake: an illegal memory access was encountered",
+		s.typ(), s.sym(driver.OpSynchronize), s.Vendor.ResultName(700)), err.Error())
 	assert.ErrorIs(t, err, device.ErrLaunchFailed, "an illegal address is a kernel's fault")
 	assert.NotErrorIs(t, err, device.ErrNotAvailable)
 	assert.True(t, b.Available().Available, "a failed call does not change the probe")

@@ -4,34 +4,61 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/device/devicetest"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/presence"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
 // Type is the device type of the acme backend, and the name of its probe.
 const Type device.Type = "acme"
 
-// Environment variables read by the steps (inside flagshim.Init, never in
-// init).
+// Acme's environment variables.
 const (
-	EnvDevices    = "ACME_DEVICES"
+	// EnvVar overrides the search for libacme.so.1 with an absolute path
+	// (the FLAGOS_LIB<NAME>_PATH convention).
+	EnvVar = "FLAGOS_LIBACME_PATH"
+	// VisibleDevicesEnv is applied by Acme's runtime to hide devices.
+	VisibleDevicesEnv = "ACME_VISIBLE_DEVICES"
+	// EnvCUDACompat turns on the vendor_compat step (see the package doc).
 	EnvCUDACompat = "ACME_CUDA_COMPAT"
 )
 
-// Step names, in the drivers and vendor_compat phases.
-const (
-	StepDrivers    = "acme"
-	StepCUDACompat = "acme_cuda_compat"
-)
+// StepCUDACompat is acme's step in the vendor_compat phase.
+const StepCUDACompat = "acme_cuda_compat"
 
-// MemoryPerDevice is the TotalMemory each fake device reports.
-const MemoryPerDevice = 16 << 30
+// Vendor is Acme's driver API (libacme.so.1, acme*) as data for flagshim's
+// driver core. Acme's API mirrors CUDA's driver API with the "acme"
+// prefix, as MUSA's does with "mu", so the description starts from
+// cuda.Family; a vendor whose API differs writes its own symbol table (see
+// drivers/hip). The description is shared and read-only.
+func Vendor() *driver.Vendor { return vendor }
+
+var vendor = func() *driver.Vendor {
+	v := cuda.Family("acme", "ACME_")
+	v.Type, v.Name = Type, "Acme"
+	v.Library = clib.Library{
+		Name:    "libacme",
+		EnvVar:  EnvVar,
+		Sonames: []string{"libacme.so.1", "libacme.so"},
+		Dirs:    []string{"/opt/acme/lib"},
+	}
+	v.VersionBase = 1000 // 1000 is 1.0
+	v.UUIDPrefix = "ACME-"
+	v.VisibleEnv = []string{VisibleDevicesEnv}
+	// Acme has no management library: its presence tier counts its device
+	// nodes, /dev/acme0, /dev/acme1, ...
+	v.DeviceNodes = presence.NodeSpec{What: "/dev/acme*", Dir: "/dev", Prefixes: []string{"acme"}, Visible: VisibleDevicesEnv}
+	// Auto is 0: flagos routes to acme only when asked (FLAGOS_BACKEND=acme).
+	return v
+}()
 
 var (
 	regOnce sync.Once
@@ -44,13 +71,15 @@ func init() {
 	_ = Register()
 }
 
-// Register adds acme's steps to flagshim's default plan. It is called by the
-// package's init; calling it again does nothing and returns the first
-// attempt's error, which wraps flagshim.ErrInitDone when flagshim.Init had
-// already started. It is safe for concurrent use.
+// Register adds Acme to flagshim's vendors (drivers.Register: its backend,
+// its probe in every tier, FLAGOS_BACKEND=acme, its variables) and its
+// vendor_compat step to the default plan (flagshim.AddStep). The package's
+// init calls it; calling it again does nothing and returns the first
+// attempt's error, which wraps drivers.ErrClosed or flagshim.ErrInitDone
+// when flagshim.Init had already started. It is safe for concurrent use.
 func Register() error {
 	regOnce.Do(func() {
-		err := flagshim.AddStep(flagshim.PhaseDrivers, StepDrivers, registerBackend)
+		err := drivers.Register(Vendor())
 		if err == nil {
 			err = flagshim.AddStep(flagshim.PhaseVendorCompat, StepCUDACompat, cudaCompat)
 		}
@@ -61,20 +90,9 @@ func Register() error {
 	return regErr
 }
 
-// registerBackend is the drivers/acme step: the backend goes into
-// device.Default, its original probe into probe.Default. Inside a step, use
-// the registries' Register methods only: device.Parse and device.Lookup on
-// device.Default wait for Init, which is running this step.
-func registerBackend(context.Context) error {
-	b, err := FromEnv()
-	if err != nil {
-		return err
-	}
-	if err := device.Default.Register(b); err != nil {
-		return err
-	}
-	return probe.Default.Register(string(Type), b.Available)
-}
+// New returns an Acme backend outside flagshim's registry (driver.New on
+// Vendor), for programs that manage their own. It does no I/O.
+func New(opts ...driver.Option) *driver.Backend { return driver.New(vendor, opts...) }
 
 // cudaCompat is the vendor_compat/acme_cuda_compat step.
 func cudaCompat(context.Context) error {
@@ -110,66 +128,4 @@ func parseBool(name, v string) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("acme: %s=%q: want 1/true/on/yes or 0/false/off/no", name, v)
-}
-
-// Backend is the fake acme accelerator: the flagshim test double
-// (device/devicetest) configured as acme's devices, so it offers the whole
-// device model (memory, modules of Go kernels, streams) to code that asks
-// for cuda on an acme-only machine. It is safe for concurrent use.
-type Backend struct {
-	*devicetest.Backend
-	n int
-}
-
-var (
-	_ device.Backend   = (*Backend)(nil)
-	_ device.Describer = (*Backend)(nil)
-	_ device.Memory    = (*Backend)(nil)
-	_ device.Compute   = (*Backend)(nil)
-)
-
-// New returns an acme backend with n devices (n <= 0: not available).
-func New(n int) *Backend {
-	n = max(n, 0)
-	c := devicetest.Config{Type: Type}
-	if n == 0 {
-		c.Unavailable = "acme: no devices (" + EnvDevices + "=0)"
-	}
-	for i := range max(n, 1) {
-		c.Devices = append(c.Devices, devicetest.Device{
-			Name: "Acme A1", Vendor: "Acme", UUID: fmt.Sprintf("acme-0000-0000-0000-%012d", i), Memory: MemoryPerDevice,
-			Major: 1, Minor: 0, MultiProcessors: 32,
-		})
-	}
-	return &Backend{Backend: devicetest.New(c), n: n}
-}
-
-// FromEnv returns a backend with ACME_DEVICES devices (1 when unset or
-// empty).
-func FromEnv() (*Backend, error) {
-	v := strings.TrimSpace(os.Getenv(EnvDevices))
-	if v == "" {
-		return New(1), nil
-	}
-	n, err := strconv.ParseUint(v, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("acme: %s=%q: want a number of devices, 0 to 65535", EnvDevices, os.Getenv(EnvDevices))
-	}
-	return New(int(n)), nil
-}
-
-// Available is acme's original probe.
-func (b *Backend) Available() probe.Result {
-	if b.n == 0 {
-		return b.Backend.Available()
-	}
-	return probe.Result{Available: true, Devices: b.n, Reason: fmt.Sprintf("%d fake acme devices (%s)", b.n, EnvDevices)}
-}
-
-// Describe says where the backend came from: no library (pure Go).
-func (b *Backend) Describe() device.Info {
-	return device.Info{
-		DriverVersion: "1.0",
-		Extra:         map[string]string{"source": "github.com/flagos-ai/flagshim/examples/acme (pure Go, the devicetest double)"},
-	}
 }

@@ -2,8 +2,10 @@ package acme_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,141 +14,81 @@ import (
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/drivers/flagos"
+	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/examples/acme"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
-func TestBackend(t *testing.T) {
-	b := acme.New(3)
-	assert.Equal(t, acme.Type, b.Type())
-	assert.Equal(t, probe.Result{Available: true, Devices: 3, Reason: "3 fake acme devices (ACME_DEVICES)"}, b.Available())
-	n, err := b.DeviceCount()
-	require.NoError(t, err)
-	assert.Equal(t, 3, n)
-
-	require.NoError(t, b.SetCurrent(2))
-	cur, err := b.Current()
-	require.NoError(t, err)
-	assert.Equal(t, 2, cur)
-	require.NoError(t, b.Synchronize(1))
-
-	p, err := b.Properties(1)
-	require.NoError(t, err)
-	assert.Equal(t, "Acme A1", p.Name)
-	assert.Equal(t, "Acme", p.Vendor)
-	assert.Equal(t, uint64(acme.MemoryPerDevice), p.TotalMemory)
-
-	for _, i := range []int{-2, 3} {
-		assert.ErrorIs(t, b.SetCurrent(i), device.ErrInvalidIndex)
-		assert.ErrorIs(t, b.Synchronize(i), device.ErrInvalidIndex)
-		_, err := b.Properties(i)
-		assert.ErrorIs(t, err, device.ErrInvalidIndex)
-		assert.ErrorContains(t, err, "valid indexes are 0..2")
-	}
-	assert.Equal(t, "1.0", b.Describe().DriverVersion)
-
-	none := acme.New(0)
-	assert.False(t, none.Available().Available)
-	assert.Contains(t, none.Available().Reason, "ACME_DEVICES=0")
-	_, err = none.Current()
-	assert.ErrorIs(t, err, device.ErrNotAvailable)
+func TestMain(m *testing.M) {
+	flagshim.ServeProbeChild() // the isolated tier's children are this binary
+	drivertest.Main(m)
 }
 
-func TestFromEnv(t *testing.T) {
-	for _, tt := range []struct {
-		env     string
-		want    int
-		wantErr bool
-	}{{"", 1, false}, {"0", 0, false}, {" 4 ", 4, false}, {"-1", 0, true}, {"two", 0, true}, {"99999", 0, true}} {
-		t.Setenv(acme.EnvDevices, tt.env)
-		b, err := acme.FromEnv()
-		if tt.wantErr {
-			assert.ErrorContains(t, err, "ACME_DEVICES=", "%q", tt.env)
-			continue
+// suite is the conformance kit flagshim's own vendors pass, run on Acme's
+// fake library: an out-of-tree vendor proves itself the same way.
+func suite(t *testing.T) *drivertest.Suite {
+	src, err := filepath.Abs("testdata/fake_libacme.c")
+	require.NoError(t, err)
+	return &drivertest.Suite{Vendor: acme.Vendor(), FakeSource: src, FakeSoname: "libacme.so.1", Version: [2]int{1, 0}}
+}
+
+func TestFakes(t *testing.T) { suite(t).Test(t) }
+
+func TestVendor(t *testing.T) {
+	v := acme.Vendor()
+	require.NoError(t, v.Validate())
+	assert.Equal(t, acme.Type, v.Type)
+	for op, names := range v.Symbols {
+		for _, n := range names {
+			assert.True(t, strings.HasPrefix(n, "acme"), "%s: %s", op, n)
 		}
-		require.NoError(t, err, "%q", tt.env)
-		n, _ := b.DeviceCount()
-		assert.Equal(t, tt.want, n, "%q", tt.env)
 	}
+	assert.Equal(t, "ACME_ERROR_OUT_OF_MEMORY", v.ResultName(2))
+	assert.Zero(t, v.Auto, "flagos routes to acme only when asked")
+	var names []string
+	for _, x := range v.Variables() {
+		names = append(names, x.Name)
+	}
+	assert.Equal(t, []string{acme.EnvVar, acme.VisibleDevicesEnv}, names)
 }
 
-// TestFlagosRoutesToAcme needs no Init: the flagos router over a registry of
-// the test's own, with acme registered in it as the drivers step would.
-func TestFlagosRoutesToAcme(t *testing.T) {
-	devs := device.NewRegistry()
-	a := acme.New(2)
-	require.NoError(t, devs.Register(a))
-	fl := flagos.New(devs, flagos.WithGetenv(func(k string) string {
-		if k == flagos.EnvVar {
-			return "acme"
-		}
-		return ""
-	}))
-	require.NoError(t, devs.Register(fl))
-
-	to, err := fl.Route()
-	require.NoError(t, err)
-	assert.Same(t, a, to)
-	r := fl.Available()
-	assert.True(t, r.Available)
-	assert.Equal(t, 2, r.Devices)
-	assert.Contains(t, r.Reason, "routes to acme")
-	p, err := fl.Properties(1)
-	require.NoError(t, err)
-	assert.Equal(t, "Acme A1 (acme:1)", p.Name)
-	_, err = fl.Properties(2)
-	assert.ErrorIs(t, err, device.ErrInvalidIndex)
+// TestRegistered: acme's init registered it through the public call, once.
+func TestRegistered(t *testing.T) {
+	require.NoError(t, acme.Register(), "idempotent: the first attempt succeeded")
+	v, ok := drivers.Lookup(acme.Type)
+	require.True(t, ok)
+	assert.Same(t, acme.Vendor(), v)
+	err := drivers.Register(acme.Vendor())
+	assert.Error(t, err, "a second registration is refused")
+	assert.True(t, errors.Is(err, drivers.ErrClosed) || errors.Is(err, drivers.ErrDuplicate), "%v", err)
 }
 
-// Init runs once per process: each case below runs one TestChild* test of
-// this binary in a process of its own, with the environment it needs.
-
-func TestLinkedThroughInit(t *testing.T) {
-	inChild(t, "TestChildLinked", "ACME_DEVICES=3")
-}
-
-func TestZeroDevices(t *testing.T) {
-	inChild(t, "TestChildZeroDevices", "ACME_DEVICES=0")
-}
-
-func TestBadDevicesVariable(t *testing.T) {
-	inChild(t, "TestChildBadDevices", "ACME_DEVICES=many")
-}
-
-// The tests below need drivers/flagos (and, for the compat step, drivers/cuda)
-// registered in flagshim's drivers phase, the root package's drivers.go.
-
-func TestFlagosRoutesToAcmeAfterInit(t *testing.T) {
-	inChild(t, "TestChildFlagos", "ACME_DEVICES=3", "FLAGOS_BACKEND=acme")
-}
-
-func TestFlagosRefusesAcmeWithoutDevices(t *testing.T) {
-	inChild(t, "TestChildFlagosNoDevices", "ACME_DEVICES=0", "FLAGOS_BACKEND=acme")
-}
-
-func TestCUDACompatStep(t *testing.T) {
-	inChild(t, "TestChildCUDACompat", "ACME_DEVICES=2", "FLAGOS_BACKEND=acme", "ACME_CUDA_COMPAT=1")
-}
+// The rest runs flagshim.Init in processes of their own, against the fake
+// libacme.so.1, with no other vendor's runtime, whatever this machine has.
 
 const childVar = "ACME_TEST_CHILD"
 
-// inChild runs the test named child of this binary in a new process, with
-// flagshim's and acme's variables cleared, libcuda and libmusa pointed at
-// files that do not exist, then env set.
+// inChild runs the test named child of this binary in a new process with
+// flagshim's and the fakes' variables cleared, the other vendors' libraries
+// pointed at files that do not exist, Acme's at its fake, then env set.
 func inChild(t *testing.T, child string, env ...string) {
 	t.Helper()
+	lib := suite(t).Build(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.v", "-test.count=1")
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FLAGOS_") && !strings.HasPrefix(kv, "ACME_") && !strings.HasPrefix(kv, "CUDA_VISIBLE") && !strings.HasPrefix(kv, "MUSA_VISIBLE") {
+		if !strings.HasPrefix(kv, "FLAGOS_") && !strings.HasPrefix(kv, "ACME_") && !strings.HasPrefix(kv, "FAKE_") && !strings.Contains(kv, "_VISIBLE_DEVICES=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	// No vendor runtime, whatever this machine has: the answers are the
-	// same everywhere.
 	none := t.TempDir()
-	cmd.Env = append(cmd.Env, childVar+"="+child,
-		"FLAGOS_LIBCUDA_PATH="+none+"/libcuda.so.1", "FLAGOS_LIBMUSA_PATH="+none+"/libmusa.so.1")
+	cmd.Env = append(cmd.Env, childVar+"="+child, acme.EnvVar+"="+lib)
+	for _, v := range drivers.Vendors() {
+		if v.Type != acme.Type {
+			cmd.Env = append(cmd.Env, v.Library.EnvVar+"="+filepath.Join(none, v.Library.Sonames[0]))
+		}
+	}
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -164,140 +106,121 @@ func child(t *testing.T) *flagshim.Report {
 	if os.Getenv(childVar) != t.Name() {
 		t.Skipf("runs in a process of its own, started by the test that names it")
 	}
-	require.NoError(t, acme.Register(), "acme registered in init, before Init")
 	rep, err := flagshim.Init(context.Background())
+	require.NoError(t, err)
 	require.NotNil(t, rep)
-	initErr = err
 	return rep
 }
 
-// initErr is what flagshim.Init returned in this (child) process.
-var initErr error
-
-// needsFlagos is the message of assertions that wait for the root wiring.
-const needsFlagos = "needs drivers/flagos registered in flagshim's drivers phase (root drivers.go: flagos.New(devs) after the vendor backends)"
-
-func lookupFlagos(t *testing.T) *flagos.Backend {
-	t.Helper()
-	b, err := device.Lookup(device.FlagOS)
-	require.NoError(t, err, needsFlagos)
-	fl, ok := b.(*flagos.Backend)
-	require.True(t, ok, "flagos is a %T, not *flagos.Backend: %s", b, needsFlagos)
-	return fl
-}
-
-func TestChildLinked(t *testing.T) {
-	rep := child(t)
-	require.NoError(t, initErr)
-
-	b, err := device.Lookup(acme.Type)
-	require.NoError(t, err)
-	require.IsType(t, &acme.Backend{}, b)
-	n, err := b.DeviceCount()
-	require.NoError(t, err)
-	assert.Equal(t, 3, n, "ACME_DEVICES=3")
-	assert.Contains(t, device.Default.Types(), acme.Type)
-
-	assert.Equal(t, probe.Result{Available: true, Devices: 3, Reason: "3 fake acme devices (ACME_DEVICES)"},
-		probe.Default.Original(string(acme.Type)))
-	assert.Nil(t, probe.Default.RedirectedBy("cuda"), "ACME_CUDA_COMPAT unset: the compat step redirects nothing")
-
-	d, err := device.Parse("acme:2")
-	require.NoError(t, err)
-	assert.Equal(t, device.Device{Type: acme.Type, Index: 2}, d)
-
-	var steps [][2]string
-	for _, r := range rep.Phases {
-		assert.NoError(t, r.Err, "%s/%s", r.Phase, r.Step)
-		steps = append(steps, [2]string{r.Phase, r.Step})
+// devRoot makes a machine root with n Acme device nodes (links to /dev/null,
+// a character device) for the presence tier.
+func devRoot(t *testing.T, n int) string {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "dev"), 0o755))
+	for i := range n {
+		require.NoError(t, os.Symlink("/dev/null", filepath.Join(root, "dev", "acme"+string(rune('0'+i)))))
 	}
-	assert.Contains(t, steps, [2]string{flagshim.PhaseDrivers, acme.StepDrivers})
-	assert.Contains(t, steps, [2]string{flagshim.PhaseVendorCompat, acme.StepCUDACompat})
-
-	// A second registration of the type is refused: one backend per type.
-	assert.ErrorIs(t, device.Register(acme.New(1)), device.ErrDuplicate)
-	assert.ErrorIs(t, probe.Default.Register(string(acme.Type), acme.New(1).Available), probe.ErrDuplicate)
-	// And after Init no step can be added.
-	err = flagshim.AddStep(flagshim.PhaseDrivers, "acme_late", func(context.Context) error { return nil })
-	assert.ErrorIs(t, err, flagshim.ErrInitDone)
-	assert.ErrorContains(t, err, "before flagshim.Init")
+	return root
 }
 
-func TestChildZeroDevices(t *testing.T) {
-	child(t)
-	require.NoError(t, initErr)
-	b, err := device.Lookup(acme.Type)
-	require.NoError(t, err, "acme is registered even without devices")
-	assert.False(t, b.Available().Available)
-	r := probe.Default.Original(string(acme.Type))
-	assert.False(t, r.Available)
-	assert.Contains(t, r.Reason, "ACME_DEVICES=0")
+func TestTiers(t *testing.T) {
+	for _, tc := range []struct{ name string }{{"exact"}, {"presence"}, {"isolated"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"FLAGOS_PROBE=" + tc.name, "FAKE_ACME_DEVICE_COUNT=2", "FLAGOS_BACKEND=acme", "WANT_TIER=" + tc.name}
+			if tc.name == "presence" {
+				env = append(env, "FLAGOS_TEST_ROOT="+devRoot(t, 2))
+			}
+			inChild(t, "TestChildTiers", env...)
+		})
+	}
 }
 
-func TestChildBadDevices(t *testing.T) {
-	child(t)
-	require.Error(t, initErr)
-	assert.ErrorContains(t, initErr, `ACME_DEVICES="many"`)
-	assert.ErrorContains(t, initErr, "drivers/acme", "the error names the step")
-	_, err := device.Lookup(acme.Type)
-	assert.ErrorIs(t, err, device.ErrUnknownType, "the failed step registered nothing")
-}
-
-func TestChildFlagos(t *testing.T) {
+func TestChildTiers(t *testing.T) {
 	rep := child(t)
-	require.NoError(t, initErr)
-	a, err := device.Lookup(acme.Type)
+	assert.Equal(t, os.Getenv("WANT_TIER"), string(rep.Probe))
+	b, err := device.Lookup(acme.Type)
 	require.NoError(t, err)
+	db, ok := b.(*driver.Backend)
+	require.True(t, ok)
+	assert.Equal(t, os.Getenv("WANT_TIER"), string(db.Tier()))
+	r := b.Available()
+	require.True(t, r.Available, r.Reason)
+	assert.Equal(t, 2, r.Devices)
+	assert.True(t, probe.Default.Original(string(acme.Type)).Available, "acme's original probe is registered")
 
-	fl := lookupFlagos(t)
-	to, err := fl.Route()
-	require.NoError(t, err, "FLAGOS_BACKEND=acme")
-	assert.Same(t, a, to, "flagos routes to the acme backend of device.Default")
-	assert.Equal(t, acme.Type, fl.Describe().RoutesTo)
-	r := probe.Default.Original(string(device.FlagOS))
-	assert.True(t, r.Available, r.Reason)
-	assert.Equal(t, 3, r.Devices)
-	assert.Contains(t, r.Reason, "routes to acme")
-	p, err := fl.Properties(2)
-	require.NoError(t, err)
-	assert.Equal(t, "Acme A1 (acme:2)", p.Name)
-
-	// No CUDA runtime: the alias makes cuda mean flagos, hence acme.
-	assert.False(t, probe.Default.Original(string(device.CUDA)).Available)
-	require.True(t, rep.Alias.Active, rep.Alias.Reason)
+	// No CUDA here: cuda means flagos, routed to acme.
+	assert.True(t, rep.Alias.Active, rep.Alias.Reason)
 	d, err := device.Parse("cuda:1")
 	require.NoError(t, err)
 	assert.Equal(t, device.Device{Type: device.FlagOS, Index: 1}, d)
+	cu, err := device.Lookup(device.CUDA)
+	require.NoError(t, err)
+	p, err := cu.Properties(1)
+	require.NoError(t, err)
+	assert.Contains(t, p.Name, "acme:1", "flagos names the vendor device it routes to")
+	assert.Equal(t, "Acme", p.Vendor)
+}
+
+func TestComputeThroughCUDA(t *testing.T) {
+	inChild(t, "TestChildCompute", "FAKE_ACME_DEVICE_COUNT=2", "FLAGOS_BACKEND=acme")
+}
+
+// TestChildCompute: code written for cuda allocates and copies on Acme.
+func TestChildCompute(t *testing.T) {
+	child(t)
 	b, err := device.Lookup(device.CUDA)
 	require.NoError(t, err)
-	assert.Same(t, fl, b)
+	mem, err := device.MemoryOf(b)
+	require.NoError(t, err)
+	p, err := mem.Alloc(1, 64)
+	require.NoError(t, err)
+	in := []byte("flagshim on acme, through cuda....")
+	require.NoError(t, mem.CopyHtoD(1, p, in))
+	out := make([]byte, len(in))
+	require.NoError(t, mem.CopyDtoH(1, out, p))
+	assert.Equal(t, in, out)
+	require.NoError(t, mem.Free(1, p))
 }
 
-func TestChildFlagosNoDevices(t *testing.T) {
+func TestNoDevices(t *testing.T) {
+	inChild(t, "TestChildNoDevices", "FAKE_ACME_DEVICE_COUNT=0", "FLAGOS_BACKEND=acme")
+}
+
+func TestChildNoDevices(t *testing.T) {
 	rep := child(t)
-	require.NoError(t, initErr)
-	fl := lookupFlagos(t)
-	_, err := fl.Route()
-	require.ErrorIs(t, err, flagos.ErrNoRoute)
-	assert.ErrorContains(t, err, "acme is not available")
-	assert.False(t, rep.Alias.Active, "no flagos device, no alias")
+	assert.False(t, rep.Alias.Active, "flagos has no devices: no alias")
+	b, err := device.Lookup(acme.Type)
+	require.NoError(t, err)
+	r := b.Available()
+	assert.False(t, r.Available)
+	assert.Contains(t, r.Reason, "acme: no devices: acmeDeviceGetCount returned 0")
+	fl, err := device.Lookup(device.FlagOS)
+	require.NoError(t, err)
+	assert.Contains(t, fl.Available().Reason, "FLAGOS_BACKEND=acme: acme is not available")
 }
 
+func TestCUDACompatStep(t *testing.T) {
+	inChild(t, "TestChildCUDACompat", "FAKE_ACME_DEVICE_COUNT=2", "FLAGOS_BACKEND=acme", "ACME_CUDA_COMPAT=1")
+}
+
+// TestChildCUDACompat: the vendor_compat step redirects the live cuda
+// probe; the alias, which reads the original, is decided all the same.
 func TestChildCUDACompat(t *testing.T) {
 	rep := child(t)
-	require.NoError(t, initErr)
-	lookupFlagos(t)
-	require.Contains(t, probe.Default.Names(), string(device.CUDA),
-		"needs drivers/cuda registered in flagshim's drivers phase: the compat step redirects the cuda probe")
-	live := probe.Default.Live(string(device.CUDA))
-	assert.True(t, live.Available)
-	assert.Equal(t, 2, live.Devices)
-
-	// The alias decision read the original cuda probe, not the redirect:
-	// without a CUDA runtime the alias is active all the same.
-	orig := probe.Default.Original(string(device.CUDA))
-	assert.False(t, orig.Available)
-	assert.NotContains(t, orig.Reason, "acme")
-	assert.True(t, rep.Alias.Active, rep.Alias.Reason)
 	assert.Equal(t, []string{acme.StepCUDACompat, "alias"}, probe.Default.RedirectedBy(string(device.CUDA)))
+	assert.False(t, probe.Default.Original(string(device.CUDA)).Available)
+	assert.True(t, rep.Alias.Active, "the guard read the original cuda probe: %s", rep.Alias.Reason)
+}
+
+func TestRegisterAfterInit(t *testing.T) {
+	inChild(t, "TestChildRegisterAfterInit", "FAKE_ACME_DEVICE_COUNT=1")
+}
+
+func TestChildRegisterAfterInit(t *testing.T) {
+	child(t)
+	late := *acme.Vendor()
+	late.Type = "acmelate"
+	err := drivers.Register(&late)
+	assert.ErrorIs(t, err, drivers.ErrClosed)
+	assert.ErrorContains(t, err, "before flagshim.Init")
 }

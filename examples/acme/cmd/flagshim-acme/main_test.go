@@ -1,11 +1,16 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/examples/acme"
 )
 
 // TestMain lets testscript run this binary as flagshim-acme, each invocation
@@ -14,17 +19,32 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){"flagshim-acme": main})
 }
 
-// TestScripts runs testdata/script/*.txtar.
+// TestScripts runs testdata/script/*.txtar against Acme's fake library
+// ($LIBACME), with every other vendor's library pointed at nothing and a
+// machine root ($ACMEROOT) holding two Acme device nodes for the presence
+// tier.
 func TestScripts(t *testing.T) {
+	src, err := filepath.Abs("../../testdata/fake_libacme.c")
+	require.NoError(t, err)
+	lib := (&drivertest.Suite{Vendor: acme.Vendor(), FakeSource: src, FakeSoname: "libacme.so.1"}).Build(t)
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "dev"), 0o755))
+	for _, n := range []string{"acme0", "acme1"} {
+		require.NoError(t, os.Symlink("/dev/null", filepath.Join(root, "dev", n)))
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
-			for _, v := range flagshim.Variables() {
-				env.Setenv(v.Name, "")
+			// testscript starts from a clean environment: only the other
+			// vendors' libraries are pointed at nothing, so that this
+			// machine's cannot answer.
+			for _, v := range drivers.Vendors() {
+				if v.Type != acme.Type {
+					env.Setenv(v.Library.EnvVar, "/nonexistent/"+v.Library.Sonames[0])
+				}
 			}
-			for _, v := range []string{"ACME_DEVICES", "ACME_CUDA_COMPAT"} {
-				env.Setenv(v, "")
-			}
+			env.Setenv("LIBACME", lib)
+			env.Setenv("ACMEROOT", root)
 			return nil
 		},
 	})
