@@ -107,8 +107,10 @@ int flagshim_error(char *out, int out_len);
  * carry NVSHMEM's device symbols). It writes the names of the hooks that
  * ran, comma-separated ("" when none), and returns the length; out == NULL
  * with out_len == 0 asks for the length. Call it on the thread that loaded
- * the module, with the module's context current: the lookups use it. A
- * second call for the same module runs nothing and answers the same.
+ * the module, with the module's context current: the lookups use it. The
+ * hooks run once per load: threads that report a module while its hooks run
+ * wait for that run and get its answer (or its FLAGSHIM_EHOOK), and a later
+ * call for the same module runs nothing and answers the same.
  * FLAGSHIM_EHOOK: a hook failed; the hooks applied before it were undone.
  */
 int flagshim_module_loaded(const char *backend, unsigned long long module, char *out, int out_len);

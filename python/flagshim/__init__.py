@@ -158,8 +158,10 @@ def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
     ``"hip"``. Only hooks whose scope matches the module run: the NVSHMEM
     hook (after :func:`flagshim.nvshmem.enable`) only on modules that carry
     NVSHMEM's device symbols. Call it on the thread that loaded the module,
-    with the module's context current. A second call for the same module runs
-    nothing and answers the same.
+    with the module's context current. The hooks run once per load: threads
+    that report one module at once wait for that run and get its answer (or
+    its HookError); a later call for the same module runs nothing and answers
+    the same.
 
     Raises:
         HookError: a hook failed; the hooks applied before it were undone.
