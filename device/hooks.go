@@ -281,7 +281,7 @@ func keyOf(m Module) (key modKey, err error) {
 	}
 	v := reflect.ValueOf(m)
 	if v.Kind() != reflect.Pointer {
-		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; hooks key modules by identity, so a Module must be a pointer", ErrInvalidHook, m)
+		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; a Module must be a pointer (a module without a driver handle is known by its address)", ErrInvalidHook, m)
 	}
 	if v.IsNil() {
 		return modKey{}, fmt.Errorf("%w: nil %T module", ErrInvalidHook, m)

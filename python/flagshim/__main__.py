@@ -26,7 +26,7 @@ Print what flagshim decided in this process, as one JSON object:
 Settings are read from the environment (FLAGOS_ALIAS_CUDA, FLAGOS_BACKEND, FLAGOS_PROBE, ...:
 see README.md); FLAGSHIM_LIBRARY names the library to load."""
 
-EPILOG = "Exit status: 0; 1 on a flagshim error (a bad setting, a bad device string), with the message on stderr."
+EPILOG = "Exit status: 0; 1 on a flagshim error (a bad setting, a bad device string), with the message on stderr; 2 on bad usage."
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,7 +40,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a device string to resolve (repeat for more; default: cuda:0)")
     p.add_argument("--brief", action="store_true", help="leave info out")
     p.add_argument("--version", action="version",
-                   version=f"flagshim {flagshim.__version__} (C ABI {'.'.join(map(str, flagshim.abi_version()))})")
+                   version=f"flagshim {flagshim.__version__} (C ABI {'.'.join(map(str, flagshim.abi_version()))})",
+                   help="print the package's version and the library's C ABI version, and exit")
     return p
 
 
