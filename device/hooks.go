@@ -23,6 +23,8 @@ var (
 	ErrDuplicateHook = errors.New("device: hook already registered")
 	ErrHookFailed    = errors.New("device: module hook failed")
 	ErrHookPanic     = errors.New("device: module hook panicked")
+	// Deprecated: Apply no longer returns it. A second Apply of a module
+	// whose hooks are applied returns the recorded result and runs nothing.
 	ErrModuleApplied = errors.New("device: hooks already applied to this module")
 )
 
@@ -50,14 +52,28 @@ var DefaultHooks = NewHooks()
 // compose: each one that matches a module runs, in registration order, and
 // none replaces another.
 //
+// Once per load. A module is its backend and its driver handle
+// (Module.Backend, Module.Handle), not the Go value that carries them: two
+// values with the same backend and non-zero handle (driver.Adopt returns a
+// new one on each call; a C host reports one module from several threads)
+// are one module. Its hooks run once per load however many callers report
+// it: the first Apply runs them; an Apply while that run is in progress waits
+// for it and returns its result (nil, or the same error); an Apply after it,
+// while the hooks are applied, runs nothing and returns nil ([Hooks.Applied]
+// names the hooks). After Release, or after an Apply that failed (the driver
+// unloads such a module), the next Apply of that handle is a new load. A
+// module on which no hook matched is not remembered: a later Apply asks the
+// scopes again.
+//
 // Locking. One registry mutex guards the hook list and the bookkeeping (which
 // hook is applied to which module); it is never held while a hook's code
 // runs. Each module has its own mutex, held for the whole of Apply, of
 // Release and of a removal's finalize on that module, so the hooks of one
 // module run one at a time, and a Finalize always runs before the driver
-// unloads the module; loads of different modules run their hooks in
-// parallel and never wait behind each other's slow hooks. The lock order is
-// module, then registry.
+// unloads the module; an Apply that finds the module's run in progress waits
+// on that mutex. Loads of different modules run their hooks in parallel and
+// never wait behind each other's slow hooks. The lock order is module, then
+// registry.
 //
 // Apply takes a snapshot of the registered hooks when it starts: a hook
 // registered during an Apply does not run on that module (hooks never run on
@@ -68,14 +84,19 @@ var DefaultHooks = NewHooks()
 // is finalized; the name is free again when it returns.
 //
 // A hook's Scope, Init and Finalize must not call Apply or Release for the
-// module they are given, nor the remove function of a hook applied to it
-// (they would wait for themselves). They may register hooks and read
-// [Hooks.Applied].
+// module they are given (or any value of it), nor the remove function of a
+// hook applied to it (they would wait for themselves). They may register
+// hooks and read [Hooks.Applied].
 //
-// Modules are keyed by identity: a Module must be a pointer (drivers' are);
-// any other value is refused with ErrInvalidHook, never hashed, so no module
-// value can panic the registry. Release must be given the value Apply was
-// given.
+// Keys. A Module must be a pointer (drivers' are); any other value is refused
+// with ErrInvalidHook. The registry keys a module by its backend and handle,
+// or, where Handle is 0 (a module without a driver handle), by the pointer's
+// address; it never hashes the value itself, and a Backend or Handle method
+// that panics is refused (ErrInvalidHook), so no module value can panic the
+// registry. Release and Applied may be given any value of the module; hooks
+// are given the value of the Apply that ran them. A host that unloads a
+// module must call Release first: a handle still recorded when the driver
+// reuses it for another module would make that load look already done.
 //
 // Hooks run on the goroutine that calls Apply or Release; a hook that needs a
 // particular CUDA/MUSA context current makes it current itself on a locked
@@ -103,6 +124,7 @@ type modState struct {
 	key     modKey       // immutable
 	applied []*hookEntry // in order of application; guarded by Hooks.mu
 	gone    bool         // released, rolled back or emptied; guarded by Hooks.mu
+	err     error        // the Apply's result; written under mu by that Apply
 }
 
 // NewHooks returns an empty registry. The zero Hooks is also ready to use.
@@ -238,38 +260,53 @@ func (h *Hooks) end(e *hookEntry) {
 	h.mu.Unlock()
 }
 
-// modKey identifies a module by its dynamic type and address. Keying the
-// registry's map by the Module interface itself would hash the dynamic
+// modKey identifies a module: by its backend and driver handle, or, for a
+// module whose handle is 0, by its dynamic type and address (t and p). Keying
+// the registry's map by the Module interface itself would hash the dynamic
 // value, which panics for a comparable type holding, say, a slice in an
-// interface field; a pointer's address always hashes.
+// interface field; a string, a type and two addresses always hash.
 type modKey struct {
-	t reflect.Type
-	p uintptr
+	backend Type
+	handle  uintptr
+	t       reflect.Type
+	p       uintptr
 }
 
-// keyOf checks m and returns its key: modules are pointers (the drivers'
-// are), so a module's identity is its address.
-func keyOf(m Module) (modKey, error) {
+// keyOf checks m and returns its key: a module is its backend and handle
+// (every Go value wrapping one driver module is that module); one without a
+// handle is its address, since modules are pointers.
+func keyOf(m Module) (key modKey, err error) {
 	if m == nil {
 		return modKey{}, fmt.Errorf("%w: nil module", ErrInvalidHook)
 	}
 	v := reflect.ValueOf(m)
 	if v.Kind() != reflect.Pointer {
-		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; hooks key modules by identity, so a Module must be a pointer", ErrInvalidHook, m)
+		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; a Module must be a pointer (a module without a driver handle is known by its address)", ErrInvalidHook, m)
 	}
 	if v.IsNil() {
 		return modKey{}, fmt.Errorf("%w: nil %T module", ErrInvalidHook, m)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			key, err = modKey{}, fmt.Errorf("%w: module of type %T panicked telling its backend or handle: %v", ErrInvalidHook, m, r)
+		}
+	}()
+	if h := m.Handle(); h != 0 {
+		return modKey{backend: m.Backend(), handle: h}, nil
+	}
 	return modKey{t: v.Type(), p: v.Pointer()}, nil
 }
 
-// Apply runs the matching hooks' Init on m, in registration order. Drivers
-// call it right after loading m. If a scope cannot decide, or an Init fails
-// or panics, the hooks already applied to m are finalized in reverse order
-// and Apply returns a [*HookError] naming the hook and the module (joined
-// with any finalize errors); the driver then unloads m. Other modules and
-// hooks are untouched. Applying to a module that has hooks applied is an
-// error ([ErrModuleApplied]). A nil *Hooks applies nothing.
+// Apply runs the matching hooks' Init on m, in registration order, once per
+// load of m (see "Once per load" on [Hooks]). Drivers call it right after
+// loading m. If a scope cannot decide, or an Init fails or panics, the hooks
+// already applied to m are finalized in reverse order and Apply returns a
+// [*HookError] naming the hook and the module (joined with any finalize
+// errors); the driver then unloads m. Other modules and hooks are untouched.
+//
+// An Apply of a module whose Apply is running waits for it and returns its
+// result; an Apply of a module whose hooks are applied runs nothing and
+// returns nil. A nil *Hooks applies nothing.
 func (h *Hooks) Apply(m Module) error {
 	if h == nil {
 		return nil
@@ -278,19 +315,23 @@ func (h *Hooks) Apply(m Module) error {
 	if err != nil {
 		return err
 	}
-	ms := &modState{m: m, key: key}
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
 	h.mu.Lock()
 	h.lazyInit()
+	if old := h.mods[key]; old != nil {
+		// Reported again: wait for the run in progress (or a Release or a
+		// removal's finalize) to end, and answer what the run answered.
+		h.mu.Unlock()
+		old.mu.Lock()
+		defer old.mu.Unlock()
+		return old.err
+	}
 	if len(h.order) == 0 {
 		h.mu.Unlock()
 		return nil
 	}
-	if old, dup := h.mods[key]; dup && !old.gone {
-		h.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrModuleApplied, m.Label())
-	}
+	ms := &modState{m: m, key: key}
+	ms.mu.Lock() // no other goroutine has ms yet: this never waits
+	defer ms.mu.Unlock()
 	h.mods[key] = ms
 	hooks := h.order // never edited in place
 	h.mu.Unlock()
@@ -334,7 +375,9 @@ func (h *Hooks) Apply(m Module) error {
 	}
 
 	if failure != nil {
-		return errors.Join(append([]error{failure}, h.unwind(ms)...)...)
+		// Set before ms.mu is released: the callers waiting on it get it.
+		ms.err = errors.Join(append([]error{failure}, h.unwind(ms)...)...)
+		return ms.err
 	}
 	h.mu.Lock()
 	if len(ms.applied) == 0 {
@@ -371,7 +414,8 @@ func (h *Hooks) unwind(ms *modState) []error {
 // Release finalizes the hooks applied to m, in reverse order of
 // application, and forgets m. Drivers call it right before unloading m; the
 // finalize errors come back joined (the driver still unloads). Releasing a
-// module with no hooks applied does nothing.
+// module with no hooks applied does nothing. An Apply of m in progress is
+// waited for first.
 func (h *Hooks) Release(m Module) error {
 	if h == nil {
 		return nil

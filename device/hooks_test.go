@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,9 +17,11 @@ import (
 )
 
 // fakeModule is an in-memory module: a label, a backend and a set of globals.
+// Its handle is its own address, unless handle says otherwise.
 type fakeModule struct {
 	label     string
 	backend   device.Type
+	handle    uintptr
 	globals   map[string]bool
 	globalErr error
 
@@ -35,8 +38,13 @@ func newModule(label string, globals ...string) *fakeModule {
 }
 
 func (m *fakeModule) Backend() device.Type { return m.backend }
-func (m *fakeModule) Handle() uintptr      { return 0x1000 }
-func (m *fakeModule) Label() string        { return m.label }
+func (m *fakeModule) Handle() uintptr {
+	if m.handle != 0 {
+		return m.handle
+	}
+	return reflect.ValueOf(m).Pointer()
+}
+func (m *fakeModule) Label() string { return m.label }
 func (m *fakeModule) Global(name string) (uintptr, uint64, bool, error) {
 	if m.globalErr != nil {
 		return 0, 0, false, m.globalErr
@@ -244,16 +252,120 @@ func TestApplyNoMatchForgetsModule(t *testing.T) {
 	assert.Empty(t, r.get(), "hook not called on a plain module")
 }
 
-func TestApplyTwiceRefused(t *testing.T) {
+func TestApplyAgainRunsNothing(t *testing.T) {
 	h := device.NewHooks()
 	var r recorder
 	mustRegister(t, h, r.hook("a", device.AnyModule()))
 	m := newModule("m")
 	require.NoError(t, h.Apply(m))
-	err := h.Apply(m)
-	require.ErrorIs(t, err, device.ErrModuleApplied)
-	assert.Contains(t, err.Error(), `"m"`)
-	assert.Equal(t, []string{"init a m"}, r.get())
+	require.NoError(t, h.Apply(m), "a second report of one load answers the recorded result")
+	require.NoError(t, h.Apply(&wrapper{m}), "so does another value of the same module")
+	assert.Equal(t, []string{"init a m"}, r.get(), "the hook ran once")
+	assert.Equal(t, []string{"a"}, h.Applied(m))
+	assert.Equal(t, []string{"a"}, h.Applied(&wrapper{m}), "a module is its backend and handle")
+
+	require.NoError(t, h.Release(&wrapper{m}), "released through another value of it")
+	assert.Equal(t, []string{"init a m", "fini a m"}, r.get())
+	require.NoError(t, h.Apply(m), "after Release, the same handle is a new load")
+	assert.Equal(t, []string{"init a m", "fini a m", "init a m"}, r.get())
+
+	other := newModule("other")
+	other.backend = device.MUSA
+	other.handle = m.Handle()
+	require.NoError(t, h.Apply(other))
+	assert.Equal(t, "init a other", r.get()[3], "the same handle of another backend is another module")
+}
+
+// wrapper is a second Go value for a module that is already wrapped: what
+// driver.Adopt returns on each call for one handle. It has the module's
+// backend and handle, so it is the same module to the registry.
+type wrapper struct{ *fakeModule }
+
+// TestApplyOncePerLoad: however many goroutines report one load at once
+// (each with the same value, or each with a wrapper of its own, as C and
+// Python hosts do through driver.Adopt), a hook's Init runs once; every
+// Apply returns only when that run is over, with its result; the module is
+// finalized once.
+func TestApplyOncePerLoad(t *testing.T) {
+	const callers = 16
+	planned := errors.New("nvshmemx_cumodule_init returned 7")
+	for _, tt := range []struct {
+		name    string
+		wrap    bool  // each caller passes a value of its own
+		initErr error // what the slow Init returns
+	}{
+		{name: "one value", wrap: false},
+		{name: "a wrapper per caller", wrap: true},
+		{name: "one value, init fails", wrap: false, initErr: planned},
+		{name: "a wrapper per caller, init fails", wrap: true, initErr: planned},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := device.NewHooks()
+			var inits, finis atomic.Int32
+			var finished atomic.Bool // the Init's run is over
+			mustRegister(t, h, device.Hook{
+				Name:  "slow",
+				Scope: device.AnyModule(),
+				Init: func(device.Module) error {
+					inits.Add(1)
+					time.Sleep(20 * time.Millisecond)
+					finished.Store(true)
+					return tt.initErr
+				},
+				Finalize: func(device.Module) error { finis.Add(1); return nil },
+			})
+			m := newModule("nv.cubin")
+			value := func() device.Module {
+				if tt.wrap {
+					return &wrapper{m}
+				}
+				return m
+			}
+
+			start := make(chan struct{})
+			errs := make([]error, callers)
+			early := make([]bool, callers) // returned before the Init's run was over
+			var wg sync.WaitGroup
+			for i := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					v := value()
+					<-start
+					errs[i] = h.Apply(v)
+					early[i] = !finished.Load()
+				}()
+			}
+			close(start)
+			wg.Wait()
+
+			assert.Equal(t, int32(1), inits.Load(), "the hook's Init ran once for the load")
+			assert.NotContains(t, early, true, "every Apply waited for the run")
+			for i, err := range errs {
+				if tt.initErr == nil {
+					assert.NoError(t, err, "caller %d gets the run's result", i)
+					continue
+				}
+				assert.ErrorIs(t, err, device.ErrHookFailed, "caller %d gets the run's result", i)
+				assert.ErrorIs(t, err, planned, "caller %d", i)
+				assert.Equal(t, errs[0].Error(), err.Error(), "caller %d: the same error", i)
+			}
+			if tt.initErr != nil {
+				assert.Nil(t, h.Applied(m), "a failed load records nothing")
+				assert.Zero(t, finis.Load(), "the failed hook is not finalized")
+				// The driver unloads a module whose load failed; a later
+				// load at that handle is a new one.
+				require.ErrorIs(t, h.Apply(value()), planned)
+				assert.Equal(t, int32(2), inits.Load())
+				return
+			}
+			assert.Equal(t, []string{"slow"}, h.Applied(value()))
+			require.NoError(t, h.Release(value()))
+			require.NoError(t, h.Release(value()), "a second Release does nothing")
+			assert.Equal(t, int32(1), finis.Load(), "finalized once")
+			assert.Nil(t, h.Applied(m))
+		})
+	}
 }
 
 type valueModule struct{ _ []int } // a slice makes it non-comparable
@@ -272,6 +384,11 @@ func (valueModule) Handle() uintptr                              { return 0 }
 func (valueModule) Label() string                                { return "v" }
 func (valueModule) Global(string) (uintptr, uint64, bool, error) { return 0, 0, false, nil }
 
+// handlePanicModule's Handle panics.
+type handlePanicModule struct{ fakeModule }
+
+func (*handlePanicModule) Handle() uintptr { panic("no handle") }
+
 func TestBadModules(t *testing.T) {
 	h := device.NewHooks()
 	var r recorder
@@ -284,6 +401,7 @@ func TestBadModules(t *testing.T) {
 		{"not comparable", valueModule{}},
 		{"comparable but unhashable", hashPanicModule{v: []int{1}}},
 		{"nil pointer", (*fakeModule)(nil)},
+		{"Handle panics", &handlePanicModule{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,7 @@
 package main
 
 /*
-#define FLAGSHIM_BUILDING // the prototypes come from cgo's own _cgo_export.h
+#define FLAGSHIM_BUILDING // the codes only: the public functions are entry.go's
 #include "flagshim.h"
 */
 import "C"
@@ -13,6 +13,12 @@ import (
 	"strings"
 	"unsafe"
 )
+
+// The functions of this file are the Go side of flagshim.h's functions:
+// flagshim_go_NAME serves flagshim_NAME, whose C definition (entry.go)
+// answers FLAGSHIM_EFORK in the child of a fork instead of calling here, so
+// that such a child never enters the Go runtime. They are exported from the
+// library because cgo exports them; they are not part of its ABI.
 
 var codes = [...]C.int{
 	failInit:    C.FLAGSHIM_EINIT,
@@ -59,11 +65,11 @@ func fail(out *C.char, outLen C.int, f failure) C.int {
 	return codes[f]
 }
 
-//export flagshim_ready
-func flagshim_ready() C.int { return 0 }
+//export flagshim_go_ready
+func flagshim_go_ready() C.int { return 0 }
 
-//export flagshim_resolve
-func flagshim_resolve(device *C.char, out *C.char, out_len C.int) C.int {
+//export flagshim_go_resolve
+func flagshim_go_resolve(device *C.char, out *C.char, out_len C.int) C.int {
 	if buffer(out, out_len) == nil {
 		return invalid("flagshim_resolve", "out is NULL or out_len <= 0: pass a buffer (64 bytes hold any answer)")
 	}
@@ -78,8 +84,8 @@ func flagshim_resolve(device *C.char, out *C.char, out_len C.int) C.int {
 	return answer(out, out_len, s)
 }
 
-//export flagshim_alias_active
-func flagshim_alias_active() C.int {
+//export flagshim_go_alias_active
+func flagshim_go_alias_active() C.int {
 	active, f := aliasActive()
 	if f != failNone {
 		return codes[f]
@@ -90,8 +96,8 @@ func flagshim_alias_active() C.int {
 	return 0
 }
 
-//export flagshim_info_json
-func flagshim_info_json(out *C.char, out_len C.int) C.int {
+//export flagshim_go_info_json
+func flagshim_go_info_json(out *C.char, out_len C.int) C.int {
 	s, f := infoJSON()
 	if f != failNone {
 		return fail(out, out_len, f)
@@ -105,8 +111,8 @@ func flagshim_info_json(out *C.char, out_len C.int) C.int {
 	return answer(out, out_len, s)
 }
 
-//export flagshim_error
-func flagshim_error(out *C.char, out_len C.int) C.int {
+//export flagshim_go_error
+func flagshim_go_error(out *C.char, out_len C.int) C.int {
 	s := errorMessage()
 	if out == nil && out_len == 0 {
 		return C.int(len(s))
@@ -124,8 +130,8 @@ func flagshim_error(out *C.char, out_len C.int) C.int {
 	return C.int(n)
 }
 
-//export flagshim_module_loaded
-func flagshim_module_loaded(backend *C.char, module C.ulonglong, out *C.char, out_len C.int) C.int {
+//export flagshim_go_module_loaded
+func flagshim_go_module_loaded(backend *C.char, module C.ulonglong, out *C.char, out_len C.int) C.int {
 	if backend == nil || module == 0 {
 		invalid("flagshim_module_loaded", "backend is NULL or module is 0")
 		return fail(out, out_len, failArgs)
@@ -143,8 +149,8 @@ func flagshim_module_loaded(backend *C.char, module C.ulonglong, out *C.char, ou
 	return answer(out, out_len, strings.Join(names, ","))
 }
 
-//export flagshim_module_unloading
-func flagshim_module_unloading(backend *C.char, module C.ulonglong) C.int {
+//export flagshim_go_module_unloading
+func flagshim_go_module_unloading(backend *C.char, module C.ulonglong) C.int {
 	if backend == nil || module == 0 {
 		return invalid("flagshim_module_unloading", "backend is NULL or module is 0")
 	}
@@ -154,8 +160,8 @@ func flagshim_module_unloading(backend *C.char, module C.ulonglong) C.int {
 	return 0
 }
 
-//export flagshim_nvshmem_attach
-func flagshim_nvshmem_attach(device C.int) C.int {
+//export flagshim_go_nvshmem_attach
+func flagshim_go_nvshmem_attach(device C.int) C.int {
 	if device < 0 {
 		return invalid("flagshim_nvshmem_attach", fmt.Sprintf("device %d is negative", int(device)))
 	}
@@ -165,8 +171,8 @@ func flagshim_nvshmem_attach(device C.int) C.int {
 	return 0
 }
 
-//export flagshim_nvshmem_init
-func flagshim_nvshmem_init(device C.int) C.int {
+//export flagshim_go_nvshmem_init
+func flagshim_go_nvshmem_init(device C.int) C.int {
 	if device < 0 {
 		return invalid("flagshim_nvshmem_init", fmt.Sprintf("device %d is negative", int(device)))
 	}

@@ -5,11 +5,11 @@
  *
  * Link with -lflagshim (or dlopen the library). Every function may be called
  * from any thread, concurrently. The first call of any of them (but
- * flagshim_ready and flagshim_error) runs flagshim.Init once for the
- * process: the vendor drivers (libcuda, libmusa, libamdhip64) are looked for
- * then, under the usual environment variables (FLAGOS_ALIAS_CUDA,
- * FLAGOS_BACKEND, FLAGOS_PROBE, FLAGOS_PROBE_TIMEOUT, FLAGOS_LIB*_PATH,
- * FLAGOS_LOG); later calls reuse that outcome.
+ * flagshim_ready, flagshim_error and flagshim_abi_version) runs
+ * flagshim.Init once for the process: the vendor drivers (libcuda, libmusa,
+ * libamdhip64) are looked for then, under the usual environment variables
+ * (FLAGOS_ALIAS_CUDA, FLAGOS_BACKEND, FLAGOS_PROBE, FLAGOS_PROBE_TIMEOUT,
+ * FLAGOS_LIB*_PATH, FLAGOS_LOG); later calls reuse that outcome.
  *
  * Probing. The library's default tier is presence (FLAGOS_PROBE=presence):
  * it asks the management libraries (NVML, MTML), the device nodes and the
@@ -24,10 +24,42 @@
  * finished leaves a child that blocks in the runtime's start-up for ever.
  * So: load the library, call flagshim_ready() (it returns once the runtime
  * is up), then fork as you like. Do not fork while a flagshim call is in
- * flight on another thread. A child of a fork must not call flagshim: the
- * Go runtime does not survive fork (its other threads are gone), so exec
- * or use a spawn start method. The Python package calls flagshim_ready on
- * import and raises ForkError for any call in a forked child.
+ * flight on another thread. The Go runtime does not survive fork (its other
+ * threads are gone), so nothing of flagshim runs in a forked child: the
+ * library records every fork (pthread_atfork, whoever forks: C code,
+ * Python's os.fork, ctypes) and in the child every function returns
+ * FLAGSHIM_EFORK at once, without entering the Go runtime (but
+ * flagshim_abi_version, a constant, and flagshim_error, which then gives
+ * the fork's message). Exec, or use a spawn start method, for children that
+ * need flagshim. The Python package calls flagshim_ready on import and
+ * raises ForkError for calls that need the library in a forked child.
+ *
+ * ABI version (as PJRT versions its C API). flagshim_abi_version() returns
+ * the library's FLAGSHIM_ABI_VERSION, major * 10000 + minor; this header
+ * declares version 1.0 (10000). A host checks it once, after loading the
+ * library: a library of another major is not one it can use (refuse it, as
+ * the Python package does); within one major, a library of a lower minor
+ * lacks the functions added since (check the minor, or dlsym them, before
+ * calling them). Within a major version:
+ *
+ *   - every function of this header keeps its name, its signature and its
+ *     meaning, and the out/out_len size protocol stays as described here;
+ *   - every return code keeps its value and meaning; a new minor version may
+ *     add negative codes, so treat one you do not know as a failure and read
+ *     flagshim_error;
+ *   - functions and codes are only added, in a new minor version, never
+ *     removed or redefined: a change that would is a new major version;
+ *   - structs: none crosses the ABI in 1.0. Any struct a later version
+ *     passes carries its size as its first field, size_t struct_size, set
+ *     by whoever fills it to sizeof the struct as its own header declares
+ *     it; the library reads and writes only the first struct_size bytes and
+ *     takes fields beyond them as absent, and fields are only appended (a
+ *     new minor version), never moved, retyped or removed. So an older host
+ *     and a newer library, or the reverse, understand each other.
+ *
+ * Symbols. The library exports the functions below and, because cgo
+ * exports them, their Go sides (flagshim_go_*): those are internal, not part
+ * of the ABI; never call them (they do not check for a fork).
  */
 #ifndef FLAGSHIM_H
 #define FLAGSHIM_H
@@ -42,6 +74,13 @@
 #define FLAGSHIM_EHOOK   (-5) /* a module hook failed (flagshim_error says which and why) */
 #define FLAGSHIM_EBACKEND (-6) /* no driver backend of that name (cuda, musa, hip) */
 #define FLAGSHIM_ENVSHMEM (-7) /* NVSHMEM could not be attached or initialized */
+#define FLAGSHIM_EFORK   (-8) /* called in the child of a fork: flagshim does not run
+                                 there (see Forking above); flagshim_error names it */
+
+/* The ABI version this header declares: major * 10000 + minor (see above). */
+#define FLAGSHIM_ABI_VERSION_MAJOR 1
+#define FLAGSHIM_ABI_VERSION_MINOR 0
+#define FLAGSHIM_ABI_VERSION (FLAGSHIM_ABI_VERSION_MAJOR * 10000 + FLAGSHIM_ABI_VERSION_MINOR)
 
 /* Every function that fails (but flagshim_error itself) leaves a message
  * for flagshim_error on the calling thread: the cause, and for
@@ -51,6 +90,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * flagshim_abi_version returns the library's ABI version, major * 10000 +
+ * minor (FLAGSHIM_ABI_VERSION of the header it was built with). It runs no
+ * Init and never fails, in a forked child too.
+ */
+int flagshim_abi_version(void);
 
 /*
  * flagshim_resolve writes what device means in this process to out,
@@ -94,7 +140,8 @@ int flagshim_info_json(char *out, int out_len);
  * flagshim_error writes the calling thread's last error message (the cause
  * of the last negative code it got) and returns its length; "" when there
  * is none. With out == NULL and out_len == 0 it returns the length needed.
- * A message longer than out is cut to fit.
+ * A message longer than out is cut to fit. In the child of a fork it gives
+ * the fork's message, which starts with "FLAGSHIM_EFORK".
  */
 int flagshim_error(char *out, int out_len);
 
@@ -107,8 +154,10 @@ int flagshim_error(char *out, int out_len);
  * carry NVSHMEM's device symbols). It writes the names of the hooks that
  * ran, comma-separated ("" when none), and returns the length; out == NULL
  * with out_len == 0 asks for the length. Call it on the thread that loaded
- * the module, with the module's context current: the lookups use it. A
- * second call for the same module runs nothing and answers the same.
+ * the module, with the module's context current: the lookups use it. The
+ * hooks run once per load: threads that report a module while its hooks run
+ * wait for that run and get its answer (or its FLAGSHIM_EHOOK), and a later
+ * call for the same module runs nothing and answers the same.
  * FLAGSHIM_EHOOK: a hook failed; the hooks applied before it were undone.
  */
 int flagshim_module_loaded(const char *backend, unsigned long long module, char *out, int out_len);

@@ -90,8 +90,32 @@ func TestCShared(t *testing.T) {
 	}
 
 	t.Run("codes", func(t *testing.T) {
-		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4 EHOOK=-5 EBACKEND=-6 ENVSHMEM=-7"}, runCheck(t, check, noDrivers, "codes"),
+		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4 EHOOK=-5 EBACKEND=-6 ENVSHMEM=-7 EFORK=-8"}, runCheck(t, check, noDrivers, "codes"),
 			"the codes documented in flagshim.h and doc.go")
+	})
+
+	t.Run("abi version", func(t *testing.T) {
+		assert.Equal(t, []string{"abi=10000 header=10000 major=1 minor=0"}, runCheck(t, check, noDrivers, "abi"),
+			"flagshim_abi_version is the header's FLAGSHIM_ABI_VERSION, major*10000 + minor: 1.0")
+	})
+
+	// A host forks from C after using the library: in the child every entry
+	// point answers FLAGSHIM_EFORK at once, out holds "", flagshim_error
+	// names the code; none enters the Go runtime, so none hangs or
+	// crashes. flagshim_abi_version, a constant, still answers. The parent
+	// is unaffected.
+	t.Run("fork from C", func(t *testing.T) {
+		for _, before := range []string{"64/cpu", "alias", "ready"} {
+			got := runCheck(t, check, noDrivers, before, "fork")
+			require.Len(t, got, 4, "%s then fork: %q", before, got)
+			child, parent := got[1], got[2:]
+			assert.Equal(t, []string{"child=exit:0", "parent: rc=5 out=cpu:0"}, parent, "%s then fork", before)
+			for _, want := range []string{"resolve=-8 out=empty canary=ok", "alias=-8", "info=-8", "loaded=-8 names=empty",
+				"unloading=-8", "attach=-8", "init=-8", "ready=-8", "abi=10000", "errlen=ok", "cut=7/ok",
+				"error=FLAGSHIM_EFORK", "child of a fork"} {
+				assert.Contains(t, child, want, "%s then fork", before)
+			}
+		}
 	})
 
 	t.Run("no vendor runtime", func(t *testing.T) {

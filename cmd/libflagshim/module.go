@@ -15,6 +15,13 @@ import (
 // give them back through flagshim_module_unloading. The hooks are
 // device.DefaultHooks (the NVSHMEM plugin's, once attached); each runs only
 // where its scope matches the module.
+//
+// A module's hooks run once per load however many threads report it:
+// device.Hooks knows a module by its backend and handle, so concurrent
+// reports wait for the one run and get its answer, and later ones run
+// nothing. foreign keeps one driver.ForeignModule per module whose hooks
+// are applied, so that unloading finds it without adopting the handle again
+// (which would initialize the driver for nothing).
 
 type foreignKey struct {
 	t device.Type
@@ -24,6 +31,44 @@ type foreignKey struct {
 var foreign struct {
 	mu   sync.Mutex
 	mods map[foreignKey]*driver.ForeignModule
+}
+
+// adopt returns the module value of handle h: the one kept, else a new one,
+// kept until it is known that no hook is applied to it.
+func adopt(b *driver.Backend, key foreignKey, label string) (*driver.ForeignModule, error) {
+	foreign.mu.Lock()
+	m := foreign.mods[key]
+	foreign.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m, err := b.Adopt(key.h, label)
+	if err != nil {
+		return nil, err
+	}
+	foreign.mu.Lock()
+	defer foreign.mu.Unlock()
+	if kept := foreign.mods[key]; kept != nil {
+		return kept, nil // another thread adopted it meanwhile
+	}
+	if foreign.mods == nil {
+		foreign.mods = map[foreignKey]*driver.ForeignModule{}
+	}
+	foreign.mods[key] = m
+	return m, nil
+}
+
+// forget drops m unless its hooks are applied (none matched, or the load
+// failed): nothing is left to finalize.
+func forget(key foreignKey, m *driver.ForeignModule) {
+	if len(device.DefaultHooks.Applied(m)) > 0 {
+		return
+	}
+	foreign.mu.Lock()
+	if foreign.mods[key] == m {
+		delete(foreign.mods, key)
+	}
+	foreign.mu.Unlock()
 }
 
 // vendorBackend is the registered driver backend of type name, without the
@@ -52,40 +97,28 @@ func vendorBackend(name string) (*driver.Backend, failure) {
 	return nil, failBackend
 }
 
-// moduleLoaded runs the matching hooks on module h of backend name and
-// returns the names of those that ran.
+// moduleLoaded runs the matching hooks on module h of backend name, once per
+// load, and returns the names of those that ran.
 func moduleLoaded(name string, h uintptr, label string) ([]string, failure) {
 	b, f := vendorBackend(name)
 	if f != failNone {
 		return nil, f
 	}
 	key := foreignKey{b.Type(), h}
-	foreign.mu.Lock()
-	if foreign.mods == nil {
-		foreign.mods = map[foreignKey]*driver.ForeignModule{}
-	}
-	if m := foreign.mods[key]; m != nil {
-		foreign.mu.Unlock()
-		return device.DefaultHooks.Applied(m), failNone // said twice: nothing new runs
-	}
-	foreign.mu.Unlock()
-	m, err := b.Adopt(h, label)
+	m, err := adopt(b, key, label)
 	if err != nil {
 		setErr(err)
 		return nil, failArgs
 	}
-	if err := device.DefaultHooks.Apply(m); err != nil {
+	err = device.DefaultHooks.Apply(m) // runs them, waits for their run, or finds them applied
+	applied := device.DefaultHooks.Applied(m)
+	forget(key, m)
+	if err != nil {
 		setErr(err)
 		if errors.Is(err, device.ErrInvalidHook) {
 			return nil, failArgs
 		}
 		return nil, failHook
-	}
-	applied := device.DefaultHooks.Applied(m)
-	if len(applied) > 0 {
-		foreign.mu.Lock()
-		foreign.mods[key] = m
-		foreign.mu.Unlock()
 	}
 	return applied, failNone
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/tier"
@@ -88,6 +92,102 @@ func TestForeignModules(t *testing.T) {
 	_, f = moduleLoaded("cpu", 1, "")
 	assert.Equal(t, failBackend, f)
 	_ = tier.Exact
+}
+
+// TestForeignModuleOncePerLoad: 16 threads report one module at once, as a
+// C host's threads do through flagshim_module_loaded: the hook (its init
+// takes 20 ms) runs once, every caller waits for that run and gets its
+// answer (the hook's name, or the same failure), and unloading finalizes it
+// once.
+func TestForeignModuleOncePerLoad(t *testing.T) {
+	if !dltest.IsChild(t) {
+		if dltest.CC() == "" {
+			t.Skip("no C compiler (go env CC) to build the fake libcuda")
+		}
+		dltest.MustChild(t, t.Name(), "FLAGOS_LIBCUDA_PATH="+buildFake(t, "cuda"), "FLAGOS_PROBE=exact",
+			"FLAGOS_LIBMUSA_PATH=/nonexistent/libmusa.so.1")
+		return
+	}
+	const callers = 16
+	b, f := vendorBackend("cuda")
+	require.Equal(t, failNone, f, errorMessage())
+	lib, err := purego.Dlopen(os.Getenv("FLAGOS_LIBCUDA_PATH"), purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	require.NoError(t, err)
+	load, err := purego.Dlsym(lib, "cuModuleLoadData")
+	require.NoError(t, err)
+
+	for _, tt := range []struct {
+		name    string
+		initErr error
+	}{
+		{name: "init succeeds"},
+		{name: "init fails", initErr: errors.New("nvshmemx_cumodule_init returned 7")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var inits, finis atomic.Int32
+			var finished atomic.Bool
+			remove, err := device.DefaultHooks.Register(device.Hook{
+				Name:  "slow",
+				Scope: device.AnyModule(),
+				Init: func(device.Module) error {
+					inits.Add(1)
+					time.Sleep(20 * time.Millisecond)
+					finished.Store(true)
+					return tt.initErr
+				},
+				Finalize: func(device.Module) error { finis.Add(1); return nil },
+			})
+			require.NoError(t, err)
+			defer remove()
+			var h uintptr
+			require.NoError(t, b.WithContext(0, func() error {
+				img := append([]byte("fake-module\nglobal x 4\n"), 0)
+				r, _, _ := purego.SyscallN(load, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&img[0])))
+				require.Zero(t, int32(r), "the host's own load")
+				return nil
+			}))
+
+			type answer struct {
+				names []string
+				f     failure
+				msg   string
+				early bool
+			}
+			answers := make([]answer, callers)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					names, f := moduleLoaded("cuda", h, "")
+					answers[i] = answer{names, f, errorMessage(), !finished.Load()}
+				}()
+			}
+			close(start)
+			wg.Wait()
+
+			assert.Equal(t, int32(1), inits.Load(), "the hook ran once for the load")
+			for i, a := range answers {
+				assert.False(t, a.early, "caller %d returned before the hook's run was over", i)
+				if tt.initErr == nil {
+					assert.Equal(t, failNone, a.f, "caller %d: %s", i, a.msg)
+					assert.Equal(t, []string{"slow"}, a.names, "caller %d gets the run's answer", i)
+					continue
+				}
+				assert.Equal(t, failHook, a.f, "caller %d gets the run's failure", i)
+				assert.Contains(t, a.msg, "nvshmemx_cumodule_init returned 7", "caller %d", i)
+			}
+			assert.Equal(t, failNone, moduleUnloading("cuda", h))
+			assert.Equal(t, failNone, moduleUnloading("cuda", h), "a second unloading does nothing")
+			if tt.initErr == nil {
+				assert.Equal(t, int32(1), finis.Load(), "finalized once")
+			} else {
+				assert.Zero(t, finis.Load(), "a failed hook is not finalized")
+			}
+		})
+	}
 }
 
 // TestNVSHMEMHook: the C interface's NVSHMEM plugin on the fake NVSHMEM and

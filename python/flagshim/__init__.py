@@ -22,17 +22,22 @@ multiprocessing with ``fork``) keeps children in which CUDA works. This
 package leaves the environment alone: ``FLAGOS_PROBE=exact`` initializes the
 drivers in this process (children forked afterwards cannot use CUDA).
 
-Forking. The Go runtime does not survive ``fork()``: in the child of a fork
-every call raises :class:`ForkError`. Import flagshim before forking and use
-it in the parent, or start workers with ``spawn``.
+Forking. The Go runtime does not survive ``fork()``. What the parent
+decided is fixed once Init ran, so in the child of a fork (``os.fork``, or a
+fork made by C code) :func:`resolve`, :func:`alias_active`, :func:`info`,
+:func:`is_available`, :func:`device_count` and :func:`current_vendor` answer
+from what the parent decided, without entering the library; every call that
+needs the library (:func:`module_loaded`, :mod:`flagshim.nvshmem`, ...)
+raises :class:`ForkError`. Import flagshim before forking and use it in the
+parent, or start workers with ``spawn``.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
-from . import _lib
+from . import _decided, _lib
 from .errors import (
     BackendError,
     DeviceError,
@@ -41,6 +46,7 @@ from .errors import (
     HookError,
     InitError,
     LibraryError,
+    NotADeviceString,
     NvshmemError,
     TritonNotFound,
 )
@@ -51,14 +57,20 @@ __all__ = [
     "resolve",
     "alias_active",
     "info",
+    "is_available",
+    "device_count",
+    "current_vendor",
     "module_loaded",
     "module_unloading",
     "library_path",
+    "abi_version",
+    "MAX_DEVICE_STRING",
     "nvshmem",
     "triton",
     "Error",
     "InitError",
     "DeviceError",
+    "NotADeviceString",
     "HookError",
     "BackendError",
     "NvshmemError",
@@ -73,39 +85,86 @@ def library_path() -> str:
     return _lib.PATH
 
 
+def abi_version() -> Tuple[int, int]:
+    """The loaded library's C ABI version, ``(major, minor)``
+    (``flagshim_abi_version``, ``flagshim.h``). The import refuses, with
+    :class:`LibraryError`, a library whose major this package does not know."""
+    return _lib.ABI
+
+
+#: The longest device string accepted (a device string is a short type name
+#: and an index; anything longer is refused before it reaches the library).
+MAX_DEVICE_STRING = 1024
+
+
+def _device_string(device: Any, name: str) -> Tuple[str, bytes, str]:
+    """device checked as a device string: (the plain str, its UTF-8, the
+    context for messages, "name('cuda:1')"). Anything else raises a
+    DeviceError: NotADeviceString for what is not a str."""
+    if not issubclass(type(device), str):
+        raise NotADeviceString(f"{name}: a device string is a str, not {type(device).__name__}")
+    s = str.__str__(device)  # a plain str, whatever a subclass overrides
+    context = f"{name}({s!r})" if len(s) <= 64 else f"{name}({s[:64]!r}...)"
+    if len(s) > MAX_DEVICE_STRING:
+        raise DeviceError(f"{context}: a device string has at most {MAX_DEVICE_STRING} characters, not {len(s)}")
+    if "\0" in s:
+        raise DeviceError(f"{context}: a device string has no NUL character")
+    try:
+        arg = s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise DeviceError(f"{context}: not a device string: character {e.start} cannot be encoded ({e.reason})") from None
+    return s, arg, context
+
+
+def _resolve(s: str, arg: bytes, context: str) -> str:
+    if _lib.forked():
+        try:
+            return _decided.parse(s, _decided.view(context))
+        except DeviceError as e:
+            raise DeviceError(f"{context}: {e}", cause=str(e)) from None
+    lib = _lib.get()
+    try:
+        return _lib.text(lambda buf, n: lib.flagshim_resolve(arg, buf, n), context)
+    finally:
+        _decided.record(lib)
+
+
 def resolve(device: str) -> str:
     """What device means in this process: ``"cuda:1"`` gives ``"flagos:1"``
     where the cuda->flagos alias is active, ``"cuda:1"`` where it is not;
-    ``"cpu"`` gives ``"cpu"``.
+    ``"cpu"`` gives ``"cpu"``. In the child of a fork, the parent's answer.
 
     Raises:
         DeviceError: (also a ValueError) a bad device string: its syntax
-            (``type`` or ``type:index``) or an unknown type.
+            (``type`` or ``type:index``), an unknown type, a NUL or a
+            character that is not text (a lone surrogate), more than
+            MAX_DEVICE_STRING characters, or not a str at all
+            (:class:`NotADeviceString`, also a TypeError).
         InitError: flagshim could not initialize (a bad setting such as
             ``FLAGOS_ALIAS_CUDA=perhaps``; the message names the variable).
-        TypeError: device is not a str.
+        ForkError: in the child of a fork whose parent never called
+            flagshim (nothing was decided).
     """
-    if not isinstance(device, str):
-        raise TypeError(f"flagshim.resolve: device must be a str, not {type(device).__name__}")
-    context = f"flagshim.resolve({device!r})"
-    if "\0" in device:
-        raise DeviceError(f"{context}: a device string has no NUL character", code=None)
-    lib = _lib.get()
-    arg = device.encode("utf-8")
-    return _lib.text(lambda buf, n: lib.flagshim_resolve(arg, buf, n), context)
+    return _resolve(*_device_string(device, "flagshim.resolve"))
 
 
 def alias_active() -> bool:
     """Whether ``cuda`` means ``flagos`` in this process: no usable CUDA
     runtime, a flagos device present, and ``FLAGOS_ALIAS_CUDA`` not forbidding
-    it.
+    it. In the child of a fork, the parent's answer.
 
     Raises:
         InitError: the alias could not be decided (a bad setting).
     """
-    rc = _lib.get().flagshim_alias_active()
-    if rc < 0:
-        _lib.fail(rc, "flagshim.alias_active()")
+    if _lib.forked():
+        return _decided.view("flagshim.alias_active()").alias_active
+    lib = _lib.get()
+    try:
+        rc = lib.flagshim_alias_active()
+        if rc < 0:
+            _lib.fail(rc, "flagshim.alias_active()")
+    finally:
+        _decided.record(lib)
     return rc == 1
 
 
@@ -113,17 +172,77 @@ def info() -> Dict[str, Any]:
     """What ``flagshim info --json`` prints for this process, as a dict: the
     probe tier, the alias decision, every backend and its devices, the probes,
     the init phases and the environment (``docs/json.md`` documents every
-    key).
+    key). In the child of a fork, the parent's last answer.
 
     Raises:
         InitError: flagshim could not initialize (a bad setting).
     """
+    if _lib.forked():
+        return _decided.info("flagshim.info()")
     lib = _lib.get()
-    n = lib.flagshim_info_json(None, 0)
-    if n < 0:
-        _lib.fail(n, "flagshim.info()")
-    answer = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=n + 1)
+    try:
+        n = lib.flagshim_info_json(None, 0)
+        if n < 0:
+            _lib.fail(n, "flagshim.info()")
+        answer = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=n + 1)
+    finally:
+        _decided.record(lib)
+    _decided.keep(answer)
     return json.loads(answer)
+
+
+def _served(device_type: Any, name: str) -> Tuple[Optional[_decided.Backend], _decided.View]:
+    """The backend that serves device_type here, following the alias as
+    resolve does (None where no backend answers for it), and the view."""
+    s, arg, context = _device_string(device_type, name)
+    if ":" in s:
+        raise DeviceError(f"{context}: a device type such as 'cuda' is due here, not a device")
+    served = _resolve(s, arg, context)
+    v = _decided.view(context)
+    return v.backends.get(served), v
+
+
+def is_available(type: str = "cuda") -> bool:  # noqa: A002 (torch.cuda's word)
+    """Whether a device of ``type`` can run work here, following the alias as
+    ``torch.cuda.is_available()`` would: on a MUSA-only machine where cuda
+    means flagos, ``is_available()`` is flagos's answer. Derived from what
+    Init decided (the device table does not change afterwards).
+
+    Raises:
+        DeviceError: type is not a registered device type (or not a str).
+        InitError: flagshim could not initialize (a bad setting).
+    """
+    b, _ = _served(type, "flagshim.is_available")
+    return b is not None and b.available and b.devices > 0
+
+
+def device_count(type: str = "cuda") -> int:  # noqa: A002
+    """How many devices ``type`` has here, following the alias as
+    ``torch.cuda.device_count()`` would (0 where it is not available).
+
+    Raises:
+        DeviceError: type is not a registered device type (or not a str).
+        InitError: flagshim could not initialize (a bad setting).
+    """
+    b, _ = _served(type, "flagshim.device_count")
+    return b.devices if b is not None and b.available else 0
+
+
+def current_vendor() -> Optional[str]:
+    """The vendor whose devices serve ``cuda`` now: ``"NVIDIA"`` with a usable
+    CUDA runtime, ``"Moore Threads"`` where cuda means flagos and flagos routes
+    to MUSA, ...; None where cuda has no device.
+
+    Raises:
+        InitError: flagshim could not initialize (a bad setting).
+    """
+    b, v = _served("cuda", "flagshim.current_vendor")
+    if b is None or not b.available or b.devices == 0:
+        return None
+    if b.vendor:
+        return b.vendor
+    routed = v.backends.get(b.routes_to)
+    return routed.vendor if routed is not None else None
 
 
 def _handle(module: Any, context: str) -> int:
@@ -141,11 +260,15 @@ def _handle(module: Any, context: str) -> int:
 
 
 def _backend(backend: Any, context: str) -> bytes:
-    if not isinstance(backend, str):
+    if not issubclass(type(backend), str):
         raise TypeError(f"{context}: backend must be a str, not {type(backend).__name__}")
+    backend = str.__str__(backend)
     if "\0" in backend:
         raise BackendError(f"{context}: a backend name has no NUL character")
-    return backend.encode("utf-8")
+    try:
+        return backend.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise BackendError(f"{context}: not a backend name: character {e.start} cannot be encoded ({e.reason})") from None
 
 
 def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
@@ -158,8 +281,10 @@ def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
     ``"hip"``. Only hooks whose scope matches the module run: the NVSHMEM
     hook (after :func:`flagshim.nvshmem.enable`) only on modules that carry
     NVSHMEM's device symbols. Call it on the thread that loaded the module,
-    with the module's context current. A second call for the same module runs
-    nothing and answers the same.
+    with the module's context current. The hooks run once per load: threads
+    that report one module at once wait for that run and get its answer (or
+    its HookError); a later call for the same module runs nothing and answers
+    the same.
 
     Raises:
         HookError: a hook failed; the hooks applied before it were undone.
@@ -170,7 +295,10 @@ def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
     h = _handle(module, context)
     b = _backend(backend, context)
     lib = _lib.get()
-    names = _lib.text(lambda buf, n: lib.flagshim_module_loaded(b, h, buf, n), context, size=256)
+    try:
+        names = _lib.text(lambda buf, n: lib.flagshim_module_loaded(b, h, buf, n), context, size=256)
+    finally:
+        _decided.record(lib)
     return names.split(",") if names else []
 
 
@@ -186,9 +314,13 @@ def module_unloading(module: Any, backend: str = "cuda") -> None:
     context = f"flagshim.module_unloading({module!r}, {backend!r})"
     h = _handle(module, context)
     b = _backend(backend, context)
-    rc = _lib.get().flagshim_module_unloading(b, h)
-    if rc < 0:
-        _lib.fail(rc, context)
+    lib = _lib.get()
+    try:
+        rc = lib.flagshim_module_unloading(b, h)
+        if rc < 0:
+            _lib.fail(rc, context)
+    finally:
+        _decided.record(lib)
 
 
 def _last_error() -> str:

@@ -18,9 +18,11 @@ __all__ = [
     "EHOOK",
     "EBACKEND",
     "ENVSHMEM",
+    "EFORK",
     "Error",
     "InitError",
     "DeviceError",
+    "NotADeviceString",
     "HookError",
     "BackendError",
     "NvshmemError",
@@ -37,6 +39,7 @@ ERANGE = -4  #: the answer did not fit the buffer.
 EHOOK = -5  #: a module hook failed.
 EBACKEND = -6  #: no driver backend of that name.
 ENVSHMEM = -7  #: NVSHMEM could not be attached or initialized.
+EFORK = -8  #: called in the child of a fork.
 
 
 class Error(Exception):
@@ -66,6 +69,12 @@ class DeviceError(Error, ValueError):
     ``type:index``) or an unknown type. Also a :class:`ValueError`."""
 
 
+class NotADeviceString(DeviceError, TypeError):
+    """What was given where a device string (or type) is due is not a
+    ``str``. A :class:`DeviceError` (so a ``ValueError``), and a
+    ``TypeError`` as well: code that caught TypeError keeps working."""
+
+
 class HookError(Error):
     """A module hook failed (``FLAGSHIM_EHOOK``); the hooks applied before it
     were undone."""
@@ -86,9 +95,13 @@ class LibraryError(Error, ImportError):
 
 
 class ForkError(Error):
-    """A call in the child of a fork: the Go runtime inside libflagshim does
-    not survive ``fork()``. Use flagshim in the parent only, or start
-    workers with the ``spawn`` (or ``forkserver``) method."""
+    """A call that needs the library, in the child of a fork: the Go runtime
+    inside libflagshim does not survive ``fork()``. Raised for a fork by
+    ``os.fork`` and for one made by C code (the library answers
+    ``FLAGSHIM_EFORK``, ``code`` -8, there). What the parent decided
+    (``resolve``, ``alias_active``, ``info`` and what derives from them)
+    still answers in the child; for the rest use flagshim in the parent, or
+    start workers with the ``spawn`` (or ``forkserver``) method."""
 
 
 class TritonNotFound(Error, ImportError):
@@ -103,6 +116,7 @@ _BY_CODE = {
     EHOOK: HookError,
     EBACKEND: BackendError,
     ENVSHMEM: NvshmemError,
+    EFORK: ForkError,
 }
 
 

@@ -12,7 +12,7 @@ into Triton's kernel loads.
 
 from __future__ import annotations
 
-from . import _lib, errors
+from . import _decided, _lib, errors
 
 __all__ = ["enable"]
 
@@ -43,7 +43,9 @@ def enable(device: int = 0, *, init: bool = False) -> None:
     lib = _lib.get()
     call = lib.flagshim_nvshmem_init if init else lib.flagshim_nvshmem_attach
     rc = call(device)
-    if rc < 0:
+    try:
+        if rc >= 0:
+            return
         how = "init" if init else "attach"
 
         def make(code: int, message: str, cause: str) -> errors.Error:
@@ -52,3 +54,5 @@ def enable(device: int = 0, *, init: bool = False) -> None:
             return errors.NvshmemError(message, code=code, cause=cause)
 
         _lib.fail(rc, f"flagshim.nvshmem.enable({device}, init={init}): NVSHMEM {how}", make)
+    finally:
+        _decided.record(lib)

@@ -193,6 +193,84 @@ class TestMusaMachine(unittest.TestCase):
         self.assertNotEqual(got[5][0], "ok", "a NUL inside a device string is refused, not cut")
         self.assertEqual(got[6][0], "TypeError")
 
+    def test_hostile_inputs(self):
+        # Whatever is passed where a device string (or type) is due, the
+        # answer is a device string or a DeviceError (a ValueError; for what
+        # is not a str, NotADeviceString, also a TypeError), with a message
+        # of bounded size: never another exception, never a hang.
+        got = support.result(
+            self,
+            """
+            import random
+            import flagshim
+
+            class Evil(str):
+                def encode(self, *a, **k): raise RuntimeError("encode")
+                def __contains__(self, x): raise RuntimeError("contains")
+                def __len__(self): raise RuntimeError("len")
+                def __repr__(self): raise RuntimeError("repr")
+                def __str__(self): return 42
+                def __getitem__(self, i): raise RuntimeError("getitem")
+                def __iter__(self): raise RuntimeError("iter")
+                def partition(self, sep): raise RuntimeError("partition")
+
+            class Liar:
+                __class__ = property(lambda self: str)  # isinstance(Liar(), str) is True
+
+            class Num:
+                def __index__(self): return 1
+
+            hostile = ["\\ud800", "cuda:\\udfff", "\\udcff\\udcfe", "cuda\\0", "\\0", "cuda:0\\0junk",
+                       "c" * 10**6, "cuda:" + "0" * 2000 + "1", "x" * 1025, "\\uff43\\uff55\\uff44\\uff41",
+                       "cuda\\u200b", "\\u202ecuda", "\\U0001f680", "cu\\u0301da", "cuda:\\u0661", "\\n",
+                       None, 1, 1.5, True, b"cuda", bytearray(b"cuda"), memoryview(b"cuda"), ["cuda"], {"cuda": 1},
+                       ("cuda",), object(), Liar(), Num(), Evil("\\ud800"), Evil("x" * 2000), str]
+            rng = random.Random(1234)
+            alphabet = "cudamsfloph:0123456789 _-\\0\\ud800\\udfff\\u00e9\\u0661\\uff11\\U0001f680\\t\\n"
+            fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(1000)]
+            for _ in range(1000):  # near-valid strings, one character changed in half of them
+                s = rng.choice(["cuda", "musa", "cpu", "flagos", "hip"]) + rng.choice(["", ":"]) + str(rng.randint(0, 12))
+                if rng.random() < 0.5:
+                    i = rng.randint(0, len(s))
+                    s = s[:i] + rng.choice(alphabet) + s[i + 1:]
+                fuzz.append(s)
+
+            def classify(call, value):
+                try:
+                    answer = call(value)
+                except flagshim.DeviceError as e:
+                    return ["DeviceError", isinstance(e, ValueError), isinstance(e, TypeError), len(str(e)),
+                            type(e).__name__]
+                except BaseException as e:
+                    return ["other", type(e).__name__, str(e)[:200]]
+                return ["answer", type(answer).__name__]
+
+            res = {"resolve": [classify(flagshim.resolve, v) for v in hostile],
+                   "fuzz": [classify(flagshim.resolve, v) for v in fuzz],
+                   "is_available": [classify(flagshim.is_available, v) for v in hostile + ["cuda:0", "nope"]],
+                   "device_count": [classify(flagshim.device_count, v) for v in hostile + ["cuda:0", "nope"]],
+                   "kinds": [isinstance(v, str) and type(v) is not Liar for v in hostile],
+                   "evil": flagshim.resolve(Evil("cuda:1"))}
+            out(res)
+            """,
+            self.env,
+        )
+        for name in ("resolve", "fuzz", "is_available", "device_count"):
+            for i, r in enumerate(got[name]):
+                self.assertNotEqual(r[0], "other", f"{name}: input {i} raised {r[1:]}")
+                if r[0] == "DeviceError":
+                    self.assertTrue(r[1], f"{name}: input {i}: a DeviceError is a ValueError")
+                    self.assertLess(r[3], 600, f"{name}: input {i}: the message is bounded")
+        for i, (r, is_str) in enumerate(zip(got["resolve"], got["kinds"])):
+            self.assertEqual(r[0], "DeviceError", f"input {i} is refused")
+            if not is_str:
+                self.assertEqual((r[2], r[4]), (True, "NotADeviceString"),
+                                 f"input {i}, not a str: NotADeviceString, also a TypeError")
+        self.assertTrue(any(r == ["answer", "str"] for r in got["fuzz"]), "the fuzz reaches valid strings too")
+        self.assertEqual(got["evil"], "flagos:1", "a str subclass is read as the str it holds, its overrides ignored")
+        self.assertEqual(got["is_available"][-2][0], "DeviceError", "a device, not a type")
+        self.assertEqual(got["is_available"][-1][0], "DeviceError", "an unknown type")
+
     def test_settings_are_read_at_import(self):
         # The Go runtime copies the environment when the library is loaded:
         # a setting made after `import flagshim` is not seen (README says so).
@@ -206,6 +284,54 @@ class TestMusaMachine(unittest.TestCase):
             self.env,
         )
         self.assertEqual(got, ["flagos:1", True])
+
+    def test_like_torch_cuda(self):
+        # is_available, device_count and current_vendor answer as torch.cuda
+        # would, following the alias: cuda means flagos, which routes to musa.
+        code = """
+            import flagshim
+            out({"available": flagshim.is_available(), "count": flagshim.device_count(),
+                 "cuda": [flagshim.is_available("cuda"), flagshim.device_count(type="cuda")],
+                 "musa": [flagshim.is_available("musa"), flagshim.device_count("musa")],
+                 "flagos": [flagshim.is_available("flagos"), flagshim.device_count("flagos")],
+                 "hip": [flagshim.is_available("hip"), flagshim.device_count("hip")],
+                 "cpu": [flagshim.is_available("cpu"), flagshim.device_count("cpu")],
+                 "vendor": flagshim.current_vendor(), "abi": list(flagshim.abi_version())})
+            """
+        got = support.result(self, code, self.env)
+        self.assertEqual(got, {"available": True, "count": 2, "cuda": [True, 2], "musa": [True, 2], "flagos": [True, 2],
+                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 0]})
+        got = support.result(self, code, dict(self.env, FLAGOS_ALIAS_CUDA="0"))
+        self.assertEqual([got["available"], got["count"], got["cuda"], got["musa"], got["vendor"]],
+                         [False, 0, [False, 0], [True, 2], None], "no alias: cuda has no device here")
+
+    def test_python_m_flagshim_options(self):
+        env = support.scenario_env(self, self.env)
+
+        def run(*args):
+            return subprocess.run([sys.executable, "-m", "flagshim", *args], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
+
+        p = run("--help")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for want in ["usage: python -m flagshim", "--resolve DEVICE", "--brief", "--version", "alias_active",
+                     "abi_version", "info", "Exit status"]:
+            self.assertIn(want, p.stdout)
+        p = run("--version")
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.0)"))
+        import json
+
+        p = run("--brief", "--resolve", "cuda:1", "--resolve", "musa")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        summary = json.loads(p.stdout)
+        self.assertNotIn("info", summary, "--brief leaves info out")
+        self.assertEqual(summary["resolve"], {"cuda:1": "flagos:1", "musa": "musa"})
+        self.assertEqual(summary["abi_version"], [1, 0])
+        self.assertEqual(summary["cuda"], {"vendor": "Moore Threads", "available": True, "device_count": 2})
+        p = run("--resolve", "nope:1")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("'nope:1'", p.stderr)
+        self.assertEqual(run("--bogus").returncode, 2, "bad usage")
 
     def test_python_m_flagshim(self):
         env = support.scenario_env(self, self.env)
@@ -224,6 +350,26 @@ class TestMusaMachine(unittest.TestCase):
         self.assertIn("FLAGOS_ALIAS_CUDA", p.stderr)
 
 
+class TestCudaMachine(unittest.TestCase):
+    """A machine with a usable CUDA runtime (the fake libcuda, exact tier)."""
+
+    def test_like_torch_cuda(self):
+        got = support.result(
+            self,
+            """
+            import flagshim
+            b = {x["type"]: x for x in flagshim.info()["backends"]}
+            out([flagshim.is_available(), flagshim.device_count(), flagshim.current_vendor(), flagshim.alias_active(),
+                 b["cuda"]["devices"]])
+            """,
+            support.cuda_machine(self),
+        )
+        available, count, vendor, alias, devices = got
+        self.assertEqual([available, alias, vendor], [True, False, "NVIDIA"], "cuda is CUDA, by NVIDIA")
+        self.assertEqual(count, devices)
+        self.assertGreater(count, 0)
+
+
 class TestNoAccelerator(unittest.TestCase):
     def test_plain_machine(self):
         none = support.nowhere()
@@ -236,6 +382,13 @@ class TestNoAccelerator(unittest.TestCase):
             env,
         )
         self.assertEqual(got, ["cuda:1", False, False], "no flagos device: no alias")
+        got = support.result(
+            self,
+            "import flagshim; out([flagshim.is_available(), flagshim.device_count(), flagshim.current_vendor(),"
+            " flagshim.is_available('cpu')])",
+            env,
+        )
+        self.assertEqual(got, [False, 0, None, True], "no accelerator: cuda has no device, no vendor")
 
 
 if __name__ == "__main__":

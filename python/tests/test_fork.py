@@ -1,5 +1,8 @@
-"""Forking after flagshim was imported: the child may exit or exec, but
-every flagshim call in it raises ForkError; the parent is unaffected."""
+"""Forking after flagshim was imported, by os.fork and by C code (ctypes'
+libc fork, which runs none of Python's fork hooks): the child may exit or
+exec; what the parent decided (resolve, alias_active, info and what derives
+from them) answers in the child without entering the library; every call
+that needs the library raises ForkError; the parent is unaffected."""
 
 import unittest
 
@@ -7,8 +10,18 @@ import support
 
 # wait(pid) is the child's exit status, or "hung" after 30 s (the child is
 # killed then): a child stuck in the Go runtime fails the test, not the run.
-WAIT = """
-import signal, time
+# fork(kind) forks with os.fork or with libc's fork() called through ctypes.
+# in_child(kind, f) runs f in a child and returns its JSON-able result, or
+# {"hung": ...} / {"exit": ...} when the child did not report.
+FORKS = """
+import ctypes, signal, time
+_libc = ctypes.CDLL(None, use_errno=True)
+def fork(kind):
+    if kind == "os":
+        return os.fork()
+    pid = _libc.fork()
+    assert pid >= 0, ctypes.get_errno()
+    return pid
 def wait(pid):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -19,73 +32,196 @@ def wait(pid):
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return "hung"
+def in_child(kind, f):
+    r, w = os.pipe()
+    pid = fork(kind)
+    if pid == 0:
+        os.close(r)
+        try:
+            data = json.dumps({"ok": f()})
+        except BaseException as e:
+            data = json.dumps({"raised": [type(e).__name__, str(e), getattr(e, "code", None),
+                                          getattr(e, "cause", None)]})
+        os.write(w, data.encode())
+        os._exit(0)
+    os.close(w)
+    status = wait(pid)
+    with os.fdopen(r) as f:
+        data = f.read()
+    return json.loads(data) if data else {"exit": status}
+def raised(f):
+    try:
+        return ["answered", f()]
+    except BaseException as e:
+        return [type(e).__name__, str(e), getattr(e, "code", None)]
 """
 
-# In a child: 0 when call raises ForkError naming the remedy, 3 when it
-# raises it without, 4 when it raises something else, 5 when it answers.
-CHILD_CALL = """
-def child_call(call):
-    try:
-        call()
-        code = 5
-    except flagshim.ForkError as e:
-        code = 0 if ("before forking" in str(e) and "spawn" in str(e)) else 3
-    except BaseException:
-        code = 4
-    os._exit(code)
-"""
+KINDS = ("os", "c")
 
 
 class TestFork(unittest.TestCase):
     def setUp(self):
         self.env = support.musa_machine(self)
 
-    def test_fork_after_import(self):
-        got = support.result(
-            self,
-            """
-            pid = os.fork()
-            if pid == 0:
-                os._exit(0)
-            exit_only = wait(pid)
-            pid = os.fork()
-            if pid == 0:
-                child_call(lambda: flagshim.resolve("cuda:1"))
-            call = wait(pid)
-            out({"exit_only": exit_only, "call": call, "parent": flagshim.resolve("cuda:1"),
-                 "alias": flagshim.alias_active()})
-            """,
-            self.env,
-            prelude="import flagshim\n" + WAIT + CHILD_CALL,
-        )
-        self.assertEqual(got["exit_only"], 0, "a child that only exits, exits cleanly")
-        self.assertEqual(got["call"], 0, "a call in the child raises ForkError saying what to do")
-        self.assertEqual(got["parent"], "flagos:1", "the parent's calls work after the forks")
-        self.assertTrue(got["alias"])
+    def scenario(self, code, **kw):
+        return support.result(self, code, self.env, prelude="import flagshim, flagshim.nvshmem\n" + FORKS, **kw)
 
-    def test_fork_after_use(self):
+    def test_fork_before_any_call(self):
+        # Nothing was decided in the parent: the child has no answer to give
+        # and says so; a child that only exits, exits cleanly.
+        got = self.scenario(
+            """
+            res = {}
+            for kind in ("os", "c"):
+                pid = fork(kind)
+                if pid == 0:
+                    os._exit(0)
+                res[kind] = {"exit_only": wait(pid), "resolve": in_child(kind, lambda: raised(lambda: flagshim.resolve("cuda:1")))}
+            res["parent"] = flagshim.resolve("cuda:1")
+            out(res)
+            """
+        )
+        for kind in KINDS:
+            self.assertEqual(got[kind]["exit_only"], 0, kind)
+            cls, msg, _ = got[kind]["resolve"]["ok"]
+            self.assertEqual(cls, "ForkError", kind)
+            self.assertIn("before forking", msg)
+            self.assertIn("spawn", msg)
+            self.assertIn("Nothing was decided before the fork", msg)
+        self.assertEqual(got["parent"], "flagos:1", "the parent's calls work after the forks")
+
+    def test_child_answers_what_the_parent_decided(self):
+        got = self.scenario(
+            """
+            first = flagshim.resolve("cuda:1")  # runs Init: the decision is kept
+            parent = {"resolve": [flagshim.resolve("cuda:1"), flagshim.resolve("cuda"), flagshim.resolve("musa:01")],
+                      "alias": flagshim.alias_active(), "info": flagshim.info(), "available": flagshim.is_available(),
+                      "count": flagshim.device_count(), "musa": flagshim.device_count("musa"),
+                      "vendor": flagshim.current_vendor(), "abi": list(flagshim.abi_version())}
+            res = {"parent": parent}
+            for kind in ("os", "c"):
+                res[kind] = in_child(kind, lambda: {
+                    "resolve": [flagshim.resolve("cuda:1"), flagshim.resolve("cuda"), flagshim.resolve("musa:01")],
+                    "alias": flagshim.alias_active(), "info": flagshim.info(), "available": flagshim.is_available(),
+                    "count": flagshim.device_count(), "musa": flagshim.device_count("musa"),
+                    "vendor": flagshim.current_vendor(), "abi": list(flagshim.abi_version()),
+                    "bad": raised(lambda: flagshim.resolve("nope:0")),
+                    "module": raised(lambda: flagshim.module_loaded(1, "musa")),
+                    "unloading": raised(lambda: flagshim.module_unloading(1, "musa")),
+                    "nvshmem": raised(lambda: flagshim.nvshmem.enable(0)),
+                    "error": raised(flagshim._last_error),
+                })
+            res["after"] = flagshim.resolve("cuda:0")
+            out(res)
+            """
+        )
+        parent = got["parent"]
+        self.assertEqual(parent["resolve"], ["flagos:1", "flagos", "musa:1"])
+        self.assertTrue(parent["alias"])
+        self.assertEqual([parent["available"], parent["count"], parent["musa"]], [True, 2, 2])
+        self.assertEqual(parent["vendor"], "Moore Threads")
+        for kind in KINDS:
+            child = got[kind].get("ok")
+            self.assertIsNotNone(child, f"{kind} fork: the child did not answer: {got[kind]}")
+            for key in ("resolve", "alias", "info", "available", "count", "musa", "vendor", "abi"):
+                self.assertEqual(child[key], parent[key], f"{kind} fork: {key} is what the parent decided")
+            cls, msg, _ = child["bad"]
+            self.assertEqual(cls, "DeviceError", f"{kind} fork: a bad string is still a DeviceError")
+            self.assertIn("unknown device type", msg)
+            self.assertIn("'nope:0'", msg)
+            for key in ("module", "unloading", "nvshmem", "error"):
+                self.assertEqual(child[key][0], "ForkError", f"{kind} fork: {key} needs the library")
+                self.assertIn("before forking", child[key][1])
+        self.assertEqual(got["after"], "flagos:0", "the parent keeps working")
+
+    def test_child_parses_as_the_library_does(self):
+        # The child's parser (pure Python, over the parent's table) answers
+        # every string as the library's did in the parent: the same device,
+        # or a DeviceError.
+        got = self.scenario(
+            """
+            corpus = ["cuda", "cuda:0", "cuda:1", "cuda:007", "cuda:" + "0" * 40 + "3", "cuda:2147483647",
+                      "cuda:2147483648", "cuda:99999999999", "musa:1", "flagos", "cpu", "cpu:0", "hip:3",
+                      "", ":", ":1", "cuda:", "cuda::1", "cuda:1:2", "CUDA", "Cuda:0", "cuda:-1", "cuda:+1",
+                      "cuda: 1", " cuda", "cuda:1 ", "cuda:1\\n", "cuda\\t", "cuda:0x1", "cuda:1e3", "cuda:½",
+                      "cuda:\\u0661", "cuda:\\uff11", "c\\u00fada", "cuda\\u200b", "nope", "nope:0", "_cuda",
+                      "9cuda", "cu-da", "cu_da", "a", "z9_:0", "\\u0130", "cuda:1\\ud800", "\\udcff", "cuda:" + "1" * 1100]
+            def answers():
+                res = []
+                for s in corpus:
+                    try:
+                        res.append(["ok", flagshim.resolve(s)])
+                    except flagshim.DeviceError as e:
+                        res.append(["DeviceError", isinstance(e, ValueError)])
+                return res
+            res = {"parent": answers()}
+            for kind in ("os", "c"):
+                res[kind] = in_child(kind, answers)
+            out(res)
+            """
+        )
+        parent = got["parent"]
+        self.assertIn(["ok", "flagos:3"], parent)
+        self.assertIn(["DeviceError", True], parent)
+        for kind in KINDS:
+            self.assertEqual(got[kind].get("ok"), parent, f"{kind} fork: the child's answers are the library's")
+
+    def test_library_answers_efork(self):
+        # Below Python's guard: in a child forked by C, the library's own
+        # entry points answer FLAGSHIM_EFORK (-8) without entering Go, and
+        # flagshim_error names it. Where Python missed the fork (its process
+        # id check bypassed here, as a fork into a new pid namespace could),
+        # the code still becomes a ForkError, and the calls that can answer
+        # from the parent's decision do so from then on.
+        got = self.scenario(
+            """
+            import flagshim._lib as L
+            flagshim.resolve("cuda:1")
+            def child():
+                buf = ctypes.create_string_buffer(64)
+                raw = {"resolve": L._LIB.flagshim_resolve(b"cuda:1", buf, 64), "out": buf.value.decode(),
+                       "alias": L._LIB.flagshim_alias_active(), "abi": L._LIB.flagshim_abi_version()}
+                n = L._LIB.flagshim_error(None, 0)
+                err = ctypes.create_string_buffer(n + 1)
+                L._LIB.flagshim_error(err, n + 1)
+                raw["error"] = err.value.decode()
+                L._PID = os.getpid()  # Python misses the fork
+                missed = L.forked()
+                module = raised(lambda: flagshim.module_loaded(1, "musa"))
+                return {"raw": raw, "missed": missed, "module": module, "resolve": flagshim.resolve("cuda:1")}
+            out({"c": in_child("c", child), "from_code": type(flagshim.errors.from_code(-8, "m")).__name__})
+            """
+        )
+        child = got["c"]["ok"]
+        self.assertEqual(child["raw"]["resolve"], -8)
+        self.assertEqual(child["raw"]["out"], "")
+        self.assertEqual(child["raw"]["alias"], -8)
+        self.assertEqual(child["raw"]["abi"], 10000, "the ABI version, a constant, still answers")
+        self.assertTrue(child["raw"]["error"].startswith("FLAGSHIM_EFORK"), child["raw"]["error"])
+        self.assertFalse(child["missed"])
+        cls, msg, code = child["module"]
+        self.assertEqual([cls, code], ["ForkError", -8], "the library's EFORK is a ForkError")
+        self.assertIn("FLAGSHIM_EFORK", msg)
+        self.assertEqual(child["resolve"], "flagos:1", "then answered from the parent's decision")
+        self.assertEqual(got["from_code"], "ForkError")
+
+    def test_init_error_is_kept(self):
+        # A bad setting: the parent's InitError is the child's too.
         got = support.result(
             self,
             """
-            first = flagshim.resolve("cuda:1")
-            info = flagshim.info()["probe"]
-            children = {}
-            for name, call in [("resolve", lambda: flagshim.resolve("cuda:1")), ("alias", flagshim.alias_active),
-                               ("info", flagshim.info), ("module", lambda: flagshim.module_loaded(1, "musa"))]:
-                pid = os.fork()
-                if pid == 0:
-                    child_call(call)
-                children[name] = wait(pid)
-            out({"first": first, "probe": info, "children": children, "parent": flagshim.resolve("cuda:0")})
+            import flagshim
+            parent = raised(lambda: flagshim.resolve("cuda:1"))
+            out({"parent": parent, "c": in_child("c", lambda: [raised(lambda: flagshim.resolve("cuda:1")),
+                                                             raised(flagshim.alias_active), raised(flagshim.info)])})
             """,
-            self.env,
-            prelude="import flagshim\n" + WAIT + CHILD_CALL,
+            dict(self.env, FLAGOS_ALIAS_CUDA="bogus"),
+            prelude=FORKS,
         )
-        self.assertEqual(got["first"], "flagos:1")
-        self.assertEqual(got["probe"], "presence")
-        self.assertEqual(got["children"], {"resolve": 0, "alias": 0, "info": 0, "module": 0},
-                         "every call in a child raises ForkError (0), none hangs or answers")
-        self.assertEqual(got["parent"], "flagos:0", "the parent keeps working")
+        self.assertEqual(got["parent"][0], "InitError")
+        for cls, msg, code in got["c"]["ok"]:
+            self.assertEqual([cls, code], ["InitError", -1])
+            self.assertIn("FLAGOS_ALIAS_CUDA", msg)
 
     def test_exec_in_child(self):
         # A child that execs (subprocess's fork+exec) is a new program: fine.

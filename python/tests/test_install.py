@@ -78,7 +78,8 @@ class TestBackend(unittest.TestCase):
         with zipfile.ZipFile(os.path.join(d, name)) as z:
             names = set(z.namelist())
             for want in ["flagshim/__init__.py", "flagshim/_lib.py", "flagshim/_elf.py", "flagshim/errors.py", "flagshim/nvshmem.py",
-                         "flagshim/triton.py", "flagshim/__main__.py", "flagshim/libflagshim.so",
+                         "flagshim/triton.py", "flagshim/__main__.py", "flagshim/_decided.py", "flagshim/_pathcheck.py",
+                         "flagshim/py.typed", "flagshim/libflagshim.so",
                          "flagshim-0.2.0.dev0.dist-info/METADATA", "flagshim-0.2.0.dev0.dist-info/WHEEL",
                          "flagshim-0.2.0.dev0.dist-info/RECORD"]:
                 self.assertIn(want, names)

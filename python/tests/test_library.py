@@ -26,10 +26,10 @@ except Exception as e:
 """
 
 
-# Runs _lib._private_group on each case [gid, uid, passwd, group, want] and
-# reports what it answered.
+# Runs _pathcheck._private_group on each case [gid, uid, passwd, group, want]
+# and reports what it answered.
 PRIVATE_GROUP = """
-import flagshim._lib as lib
+import flagshim._pathcheck as lib
 out([lib._private_group(gid, uid, passwd, group) for gid, uid, passwd, group, _ in json.loads(sys.argv[1])])
 """
 
@@ -68,6 +68,25 @@ for _ in range(int(sys.argv[2])):
         assert isinstance(w, str) and w, w
         refused += 1
 out(["ok", refused, accepted])
+"""
+
+# After IMPORT: the ABI version of the library loaded, where the import worked.
+ABI = """
+if "flagshim" in globals():
+    out(["abi", list(flagshim.abi_version())])
+"""
+
+# The rest of flagshim.h's functions, for a stub library (test_abi_version).
+STUB_FUNCTIONS = """
+int flagshim_resolve(const char *d, char *o, int n) { (void)d; (void)o; (void)n; return -2; }
+int flagshim_alias_active(void) { return 0; }
+int flagshim_ready(void) { return 0; }
+int flagshim_info_json(char *o, int n) { (void)o; (void)n; return -2; }
+int flagshim_error(char *o, int n) { (void)o; (void)n; return 0; }
+int flagshim_module_loaded(const char *b, unsigned long long m, char *o, int n) { (void)b; (void)m; (void)o; (void)n; return -2; }
+int flagshim_module_unloading(const char *b, unsigned long long m) { (void)b; (void)m; return -2; }
+int flagshim_nvshmem_attach(int d) { (void)d; return -2; }
+int flagshim_nvshmem_init(int d) { (void)d; return -2; }
 """
 
 # The ELF e_machine of this process's machine, where the check knows it.
@@ -360,6 +379,38 @@ class TestLibrary(unittest.TestCase):
     def test_not_libflagshim(self):
         other = support.Fakes.build(self, "mtml")  # a shared library without flagshim's functions
         self.assertRefused(self.load(other), "lacks flagshim_")
+
+    def stub(self, abi, only_version=False):
+        """A library with flagshim.h's functions (or flagshim_abi_version
+        alone) whose flagshim_abi_version returns abi."""
+        d = support.private_dir()
+        src = os.path.join(d, "stub.c")
+        with open(src, "w") as f:
+            f.write(f"int flagshim_abi_version(void) {{ return {abi}; }}\n")
+            if not only_version:
+                f.write(STUB_FUNCTIONS)
+        out = os.path.join(d, "libflagshim.so")
+        support.Fakes._compile(self, out, [src], [])
+        return out
+
+    def test_abi_version(self):
+        # The import checks the library's ABI major first: another major is
+        # refused whatever functions it has; a newer minor is fine.
+        for abi, only_version, want in [
+            (20000, False, "ABI version 2.0 (flagshim_abi_version() = 20000)"),
+            (20000, True, "ABI version 2.0"),
+            (0, False, "ABI version 0.0"),
+            (-8, False, "flagshim_abi_version() = -8"),
+            (10003, False, None),
+        ]:
+            got = support.result(self, IMPORT + ABI,
+                                 {"FLAGSHIM_LIBRARY": self.stub(abi, only_version)})
+            if want is None:
+                self.assertEqual(got, ["abi", [1, 3]], "a newer minor of ABI 1 is accepted")
+                continue
+            self.assertRefused(got, want, "knows ABI 1.x only")
+        got = support.result(self, IMPORT + ABI)
+        self.assertEqual(got, ["abi", [1, 0]], "the library of this checkout: ABI 1.0")
 
     def test_beside_the_package(self):
         # Without FLAGSHIM_LIBRARY the library beside the package is loaded:

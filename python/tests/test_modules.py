@@ -99,6 +99,59 @@ class TestNvshmemHook(unittest.TestCase):
         self.assertEqual(got["after_unloading"]["fini"], 1, "module_unloading finalized the hook")
         self.assertEqual(got["pe"], [0, 1], "init: PE 0 of 1")
 
+    def test_threads_report_one_module(self):
+        # 16 threads report each NVSHMEM module at once (a host whose loader
+        # threads all tell flagshim): nvshmemx_cumodule_init runs once per
+        # module, every thread gets the same answer, unloading finalizes once.
+        got = support.result(
+            self,
+            """
+            import threading
+            import flagshim, flagshim.nvshmem
+            flagshim.nvshmem.enable(0, init=True)
+            drv, load = host_loader(os.environ["FLAGOS_LIBCUDA_PATH"], "cu")
+            ctx = ctypes.c_void_p()
+            assert drv.cuCtxGetCurrent(ctypes.byref(ctx)) == 0
+            nvs = ctypes.CDLL(os.environ["FLAGOS_LIBNVSHMEM_PATH"])
+            def counts():
+                c = (ctypes.c_int * 5)()
+                nvs.fake_nvshmem_counts(c)
+                return dict(zip(["init", "fini", "hostfini", "concurrent", "noctx"], c))
+            ROUNDS, THREADS = 8, 16
+            answers, handles = [], []
+            for _ in range(ROUNDS):
+                h = load(SHMEM)
+                handles.append(h)
+                barrier = threading.Barrier(THREADS)
+                got = [None] * THREADS
+                def report(i):
+                    assert drv.cuCtxSetCurrent(ctx) == 0  # the module's context, on this thread
+                    barrier.wait()
+                    try:
+                        got[i] = flagshim.module_loaded(h)
+                    except Exception as e:
+                        got[i] = repr(e)
+                threads = [threading.Thread(target=report, args=(i,)) for i in range(THREADS)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                answers.extend(got)
+            after_loads = counts()
+            for h in handles:
+                flagshim.module_unloading(h)
+            out({"rounds": ROUNDS, "answers": answers, "after_loads": after_loads, "after_unloading": counts()})
+            """,
+            self.env,
+            prelude=support.HOST_LOADER,
+        )
+        rounds = got["rounds"]
+        self.assertEqual(got["answers"], [["nvshmem"]] * (rounds * 16), "every thread gets the one run's answer")
+        self.assertEqual(got["after_loads"]["init"], rounds, "nvshmemx_cumodule_init ran once per module")
+        self.assertEqual(got["after_loads"]["concurrent"], 0)
+        self.assertEqual(got["after_loads"]["noctx"], 0)
+        self.assertEqual(got["after_unloading"]["fini"], rounds, "each module finalized once")
+
     def test_attach(self):
         # The host loads and initializes NVSHMEM itself (as nvshmem4py does),
         # here through ctypes on the fake; flagshim attaches to that copy.

@@ -14,6 +14,12 @@
  *   info           flagshim_info_json, sized first -> "info=N json=<the JSON>"
  *   info/LEN       flagshim_info_json into LEN bytes -> "rc=N first=N canary=ok|BAD"
  *   error          flagshim_error -> "error=<the message>"
+ *   abi            flagshim_abi_version() and the header's macros
+ *                  -> "abi=N header=N major=N minor=N"
+ *   fork           fork() from C; the child calls every entry point under
+ *                  alarm(20) -> "child: resolve=N out=S alias=N info=N ..."
+ *                  then, from the parent, "child=exit:N" or "child=signal:N"
+ *                  and "parent: rc=N out=S" (resolve("cpu:0") after the fork)
  *
  * The buffer is filled with a canary byte first: "canary=ok" means no byte
  * at or past out_len (or any byte, when out is NULL or out_len <= 0) changed.
@@ -23,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "flagshim.h"
 
@@ -105,6 +113,51 @@ static void threads_case(int n) {
 	printf("threads=%d alias=%d cuda1=%s consistent=%s\n", n, ans[0].alias, ans[0].cuda1, consistent ? "yes" : "no");
 }
 
+/* fork_case forks from C, as a host that is not Python does: every entry
+ * point of the child must answer FLAGSHIM_EFORK at once, without entering
+ * the Go runtime (which did not survive the fork); alarm turns a hang into
+ * SIGALRM. */
+static void fork_case(void) {
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) exit(2);
+	if (pid == 0) {
+		alarm(20);
+		char buf[BUF], err[1024];
+		memset(buf, CANARY, sizeof buf);
+		int resolve = flagshim_resolve("cpu:0", buf, 64);
+		int canary_ok = 1;
+		for (int i = 64; i < BUF; i++)
+			if ((unsigned char)buf[i] != CANARY) canary_ok = 0;
+		int alias = flagshim_alias_active();
+		int info = flagshim_info_json(NULL, 0);
+		char names[64];
+		int loaded = flagshim_module_loaded("cuda", 0x1000, names, sizeof names);
+		int unloading = flagshim_module_unloading("cuda", 0x1000);
+		int attach = flagshim_nvshmem_attach(0);
+		int nvinit = flagshim_nvshmem_init(0);
+		int ready = flagshim_ready();
+		int errlen = flagshim_error(NULL, 0);
+		int errrc = flagshim_error(err, sizeof err);
+		char small[8];
+		int cut = flagshim_error(small, sizeof small);
+		printf("child: resolve=%d out=%s canary=%s alias=%d info=%d loaded=%d names=%s unloading=%d attach=%d init=%d "
+		       "ready=%d abi=%d errlen=%s cut=%d/%s error=%s\n",
+		       resolve, buf[0] ? "BAD" : "empty", canary_ok ? "ok" : "BAD", alias, info, loaded, names[0] ? "BAD" : "empty",
+		       unloading, attach, nvinit, ready, flagshim_abi_version(), errlen == errrc ? "ok" : "BAD", cut,
+		       (int)strlen(small) == cut ? "ok" : "BAD", err);
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid) exit(2);
+	if (WIFEXITED(status)) printf("child=exit:%d\n", WEXITSTATUS(status));
+	else printf("child=signal:%d\n", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+	char buf[BUF];
+	int rc = flagshim_resolve("cpu:0", buf, sizeof buf);
+	printf("parent: rc=%d out=%s\n", rc, rc >= 0 ? buf : "");
+}
+
 int main(int argc, char **argv) {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -113,8 +166,14 @@ int main(int argc, char **argv) {
 		} else if (strncmp(a, "threads=", 8) == 0) {
 			threads_case(atoi(a + 8));
 		} else if (strcmp(a, "codes") == 0) {
-			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d\n", FLAGSHIM_EINIT, FLAGSHIM_EINVAL,
-			       FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE, FLAGSHIM_EHOOK, FLAGSHIM_EBACKEND, FLAGSHIM_ENVSHMEM);
+			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d EFORK=%d\n", FLAGSHIM_EINIT,
+			       FLAGSHIM_EINVAL, FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE, FLAGSHIM_EHOOK, FLAGSHIM_EBACKEND, FLAGSHIM_ENVSHMEM,
+			       FLAGSHIM_EFORK);
+		} else if (strcmp(a, "abi") == 0) {
+			printf("abi=%d header=%d major=%d minor=%d\n", flagshim_abi_version(), FLAGSHIM_ABI_VERSION,
+			       FLAGSHIM_ABI_VERSION_MAJOR, FLAGSHIM_ABI_VERSION_MINOR);
+		} else if (strcmp(a, "fork") == 0) {
+			fork_case();
 		} else if (strcmp(a, "ready") == 0) {
 			printf("ready=%d\n", flagshim_ready());
 		} else if (strcmp(a, "info") == 0) {
