@@ -41,7 +41,7 @@ func (a *api) errorText(op Op, c int) string {
 	case ErrorTextReturned:
 		p = a.fn[op].Call(uintptr(c))
 	default:
-		if r := a.fn[op].CallCode(uintptr(c), uintptr(unsafe.Pointer(&p))); r != 0 {
+		if r := a.call(op, uintptr(c), uintptr(unsafe.Pointer(&p))); r != 0 {
 			return ""
 		}
 	}
@@ -73,25 +73,25 @@ func (a *api) init() error { return a.check(OpInit, a.callList(OpInit, []uintptr
 
 func (a *api) driverVersion() (int, error) {
 	var v int32
-	r := a.fn[OpDriverVersion].CallCode(uintptr(unsafe.Pointer(&v)))
+	r := a.call(OpDriverVersion, uintptr(unsafe.Pointer(&v)))
 	return int(v), a.check(OpDriverVersion, r)
 }
 
 func (a *api) deviceCount() (int, error) {
 	var n int32
-	r := a.fn[OpDeviceCount].CallCode(uintptr(unsafe.Pointer(&n)))
+	r := a.call(OpDeviceCount, uintptr(unsafe.Pointer(&n)))
 	return int(n), a.check(OpDeviceCount, r)
 }
 
-func (a *api) deviceGet(ordinal int) (int32, error) {
-	var h int32
-	r := a.fn[OpDeviceGet].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(ordinal))
+func (a *api) deviceGet(ordinal int) (uint64, error) {
+	var h uint64
+	r := a.call(OpDeviceGet, uintptr(unsafe.Pointer(&h)), uintptr(ordinal))
 	return h, a.check(OpDeviceGet, r)
 }
 
 func (a *api) deviceName(d *devState) (string, error) {
 	var buf [256]byte
-	r := a.fn[OpDeviceName].CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDeviceName, d))
+	r := a.call(OpDeviceName, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDeviceName, d))
 	if err := a.check(OpDeviceName, r); err != nil {
 		return "", err
 	}
@@ -100,25 +100,25 @@ func (a *api) deviceName(d *devState) (string, error) {
 
 func (a *api) deviceTotalMem(d *devState) (uint64, error) {
 	var n uint64
-	r := a.fn[OpDeviceTotalMem].CallCode(uintptr(unsafe.Pointer(&n)), a.devArg(OpDeviceTotalMem, d))
+	r := a.call(OpDeviceTotalMem, uintptr(unsafe.Pointer(&n)), a.devArg(OpDeviceTotalMem, d))
 	return a.wide(OpDeviceTotalMem, n), a.check(OpDeviceTotalMem, r)
 }
 
 func (a *api) deviceAttribute(attr int, d *devState) (int, error) {
 	var v int32
-	r := a.fn[OpDeviceAttribute].CallCode(uintptr(unsafe.Pointer(&v)), uintptr(attr), a.devArg(OpDeviceAttribute, d))
+	r := a.call(OpDeviceAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), a.devArg(OpDeviceAttribute, d))
 	return int(v), a.check(OpDeviceAttribute, r)
 }
 
 func (a *api) deviceUUID(d *devState) ([16]byte, error) {
 	var u [16]byte
-	r := a.fn[OpDeviceUUID].CallCode(uintptr(unsafe.Pointer(&u[0])), a.devArg(OpDeviceUUID, d))
+	r := a.call(OpDeviceUUID, uintptr(unsafe.Pointer(&u[0])), a.devArg(OpDeviceUUID, d))
 	return u, a.check(OpDeviceUUID, r)
 }
 
 func (a *api) devicePCIBusID(d *devState) (string, error) {
 	var buf [64]byte
-	r := a.fn[OpDevicePCIBusID].CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDevicePCIBusID, d))
+	r := a.call(OpDevicePCIBusID, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), a.devArg(OpDevicePCIBusID, d))
 	if err := a.check(OpDevicePCIBusID, r); err != nil {
 		return "", err
 	}
@@ -128,7 +128,7 @@ func (a *api) devicePCIBusID(d *devState) (string, error) {
 // retainPrimary is OpPrimaryCtxRetain of the device's handle.
 func (a *api) retainPrimary(d *devState) (uintptr, error) {
 	var ctx uintptr
-	r := a.fn[OpPrimaryCtxRetain].CallCode(uintptr(unsafe.Pointer(&ctx)), a.devArg(OpPrimaryCtxRetain, d))
+	r := a.call(OpPrimaryCtxRetain, uintptr(unsafe.Pointer(&ctx)), a.devArg(OpPrimaryCtxRetain, d))
 	return ctx, a.check(OpPrimaryCtxRetain, r)
 }
 
@@ -160,11 +160,11 @@ func (a *api) current() (sel uintptr, ok bool, err error) {
 	}
 	if a.v.Context == CurrentDevice {
 		var d int32
-		r := a.fn[op].CallCode(uintptr(unsafe.Pointer(&d)))
+		r := a.call(op, uintptr(unsafe.Pointer(&d)))
 		return uintptr(d), true, a.check(op, r)
 	}
 	var c uintptr
-	r := a.fn[op].CallCode(uintptr(unsafe.Pointer(&c)))
+	r := a.call(op, uintptr(unsafe.Pointer(&c)))
 	return c, true, a.check(op, r)
 }
 
@@ -172,18 +172,27 @@ func (a *api) current() (sel uintptr, ok bool, err error) {
 // synchronizes it in one transition to C, on one thread: the codes of both
 // (the second 0 when the selection failed). It allocates nothing.
 func (a *api) selectThenSynchronize(sel []uintptr) (selected, synced int) {
+	if a.adapt[a.selectOp()] != nil || a.adapt[OpSynchronize] != nil {
+		// A vendor's own shape: two calls on one locked thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if selected = a.callList(a.selectOp(), sel); selected != 0 {
+			return selected, 0
+		}
+		return 0, a.callList(OpSynchronize, nil)
+	}
 	r1, r2 := a.fn[a.selectOp()].CallThen(sel, &a.fn[OpSynchronize])
 	return clib.Code(r1), clib.Code(r2)
 }
 
 func (a *api) memGetInfo() (free, total uint64, err error) {
-	r := a.fn[OpMemGetInfo].CallCode(uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	r := a.call(OpMemGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
 	return a.wide(OpMemGetInfo, free), a.wide(OpMemGetInfo, total), a.check(OpMemGetInfo, r)
 }
 
 func (a *api) memAlloc(n uint64) (uint64, error) {
 	var p uint64
-	r := a.fn[OpMemAlloc].CallCode(uintptr(unsafe.Pointer(&p)), uintptr(n))
+	r := a.call(OpMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n))
 	return a.wide(OpMemAlloc, p), a.check(OpMemAlloc, r)
 }
 
@@ -192,12 +201,12 @@ func (a *api) memFree(p uint64) error {
 }
 
 func (a *api) memcpyHtoD(dst uint64, src []byte) error {
-	r := a.fn[OpMemcpyHtoD].CallCode(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)))
+	r := a.call(OpMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)))
 	return a.check(OpMemcpyHtoD, r)
 }
 
 func (a *api) memcpyDtoH(dst []byte, src uint64) error {
-	r := a.fn[OpMemcpyDtoH].CallCode(uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
+	r := a.call(OpMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
 	return a.check(OpMemcpyDtoH, r)
 }
 
@@ -205,7 +214,7 @@ func (a *api) memcpyDtoH(dst []byte, src uint64) error {
 // allocating context).
 func (a *api) memHostAlloc(n uint64) (uintptr, error) {
 	var p uintptr
-	r := a.fn[OpMemHostAlloc].CallCode(uintptr(unsafe.Pointer(&p)), uintptr(n), 0)
+	r := a.call(OpMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), 0)
 	return p, a.check(OpMemHostAlloc, r)
 }
 
@@ -221,11 +230,11 @@ const jitLogSize = 8192
 // own words on failure.
 func (a *api) moduleLoad(image []byte) (h uintptr, jitLog string, err error) {
 	if !a.fn[OpModuleLoadDataEx].OK() {
-		r := a.fn[OpModuleLoadData].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])))
+		r := a.call(OpModuleLoadData, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])))
 		return h, "", a.check(OpModuleLoadData, r)
 	}
 	if a.v.JIT == (JITOptions{}) {
-		r := a.fn[OpModuleLoadDataEx].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])), 0, 0, 0)
+		r := a.call(OpModuleLoadDataEx, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])), 0, 0, 0)
 		return h, "", a.check(OpModuleLoadDataEx, r)
 	}
 	logBuf := make([]byte, jitLogSize)
@@ -235,7 +244,7 @@ func (a *api) moduleLoad(image []byte) (h uintptr, jitLog string, err error) {
 	defer pin.Unpin()
 	opts := [2]int32{a.v.JIT.ErrorLogBuffer, a.v.JIT.ErrorLogBufferSize}
 	vals := [2]uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-	r := a.fn[OpModuleLoadDataEx].CallCode(uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])),
+	r := a.call(OpModuleLoadDataEx, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&image[0])),
 		uintptr(len(opts)), uintptr(unsafe.Pointer(&opts[0])), uintptr(unsafe.Pointer(&vals[0])))
 	runtime.KeepAlive(logBuf)
 	if err := a.check(OpModuleLoadDataEx, r); err != nil {
@@ -251,13 +260,13 @@ func (a *api) moduleUnload(h uintptr) error {
 // moduleGetFunction looks name (NUL-terminated) up in module h.
 func (a *api) moduleGetFunction(h uintptr, name []byte) (uintptr, error) {
 	var f uintptr
-	r := a.fn[OpModuleGetFunction].CallCode(uintptr(unsafe.Pointer(&f)), h, uintptr(unsafe.Pointer(&name[0])))
+	r := a.call(OpModuleGetFunction, uintptr(unsafe.Pointer(&f)), h, uintptr(unsafe.Pointer(&name[0])))
 	return f, a.check(OpModuleGetFunction, r)
 }
 
 // moduleGetGlobal looks name (NUL-terminated) up in module h.
 func (a *api) moduleGetGlobal(h uintptr, name []byte) (addr, size uint64, err error) {
-	r := a.fn[OpModuleGetGlobal].CallCode(uintptr(unsafe.Pointer(&addr)), uintptr(unsafe.Pointer(&size)), h, uintptr(unsafe.Pointer(&name[0])))
+	r := a.call(OpModuleGetGlobal, uintptr(unsafe.Pointer(&addr)), uintptr(unsafe.Pointer(&size)), h, uintptr(unsafe.Pointer(&name[0])))
 	return a.wide(OpModuleGetGlobal, addr), a.wide(OpModuleGetGlobal, size), a.check(OpModuleGetGlobal, r)
 }
 
@@ -270,7 +279,7 @@ func (a *api) launch(args *[11]uintptr) error {
 
 func (a *api) streamCreate() (uintptr, error) {
 	var s uintptr
-	r := a.fn[OpStreamCreate].CallCode(uintptr(unsafe.Pointer(&s)), 0)
+	r := a.call(OpStreamCreate, uintptr(unsafe.Pointer(&s)), 0)
 	return s, a.check(OpStreamCreate, r)
 }
 
@@ -284,7 +293,7 @@ func (a *api) streamWaitEvent(s, e uintptr) error {
 
 func (a *api) eventCreate() (uintptr, error) {
 	var e uintptr
-	r := a.fn[OpEventCreate].CallCode(uintptr(unsafe.Pointer(&e)), 0)
+	r := a.call(OpEventCreate, uintptr(unsafe.Pointer(&e)), 0)
 	return e, a.check(OpEventCreate, r)
 }
 
@@ -295,7 +304,7 @@ func (a *api) eventRecord(e, s uintptr) error {
 // eventElapsed is the time in milliseconds between two recorded events.
 func (a *api) eventElapsed(start, end uintptr) (float32, error) {
 	var ms float32
-	r := a.fn[OpEventElapsedTime].CallCode(uintptr(unsafe.Pointer(&ms)), start, end)
+	r := a.call(OpEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end)
 	return ms, a.check(OpEventElapsedTime, r)
 }
 

@@ -10,7 +10,10 @@ import (
 // devState is one device of a loaded backend.
 type devState struct {
 	ordinal int
-	handle  int32
+	// handle is what OpDeviceGet wrote: CUDA's CUdevice is an int, some
+	// vendors' handle is 64 bits (Cambricon's CNdev); the core reads it
+	// into a zeroed 64-bit variable, so both come out right.
+	handle uint64
 
 	mu  sync.Mutex               // serialises the first retain
 	sel atomic.Pointer[selector] // nil until the device's first use

@@ -247,3 +247,30 @@ func TestOpNames(t *testing.T) {
 	assert.Equal(t, "Op(?)", Op(-1).String())
 	assert.Equal(t, "Op(?)", numOps.String())
 }
+
+// An adapter gets CUDA's arguments, Go addresses included, and what it
+// writes through them is what the checked call reads.
+func TestAdapterShapes(t *testing.T) {
+	v := testVendor(device.CUDA, "CUDA_")
+	a := &api{v: v}
+	var seen []uintptr
+	a.adapt[OpDeviceCount] = func(fn *clib.Func, args ...uintptr) int {
+		seen = append(seen, args...)
+		*(*int32)(clib.Ptr(args[0])) = 7
+		return 0
+	}
+	a.adapt[OpDeviceGet] = func(fn *clib.Func, args ...uintptr) int {
+		*(*uint64)(clib.Ptr(args[0])) = 1<<40 | uint64(args[1]) // a 64-bit handle (Cambricon's CNdev)
+		return 0
+	}
+	a.adapt[OpMemFree] = func(fn *clib.Func, args ...uintptr) int { return 2 }
+	n, err := a.deviceCount()
+	require.NoError(t, err)
+	assert.Equal(t, 7, n)
+	require.Len(t, seen, 1, "the adapter got CUDA's one argument")
+	h, err := a.deviceGet(3)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1<<40|3), h, "all 64 bits of the handle are kept")
+	err = a.memFree(0x1000)
+	assert.ErrorIs(t, err, device.ErrOutOfMemory, "the adapter's code is checked like the function's")
+}

@@ -16,6 +16,7 @@ type api struct {
 	lib    *clib.Handle
 	fn     [numOps]clib.Func // unresolved (OK false): the library lacks the operation
 	narrow [numOps]bool      // found under a 32-bit legacy name
+	adapt  [numOps]Adapter   // Vendor.Adapters, by operation; nil: CUDA's shape
 }
 
 // resolve looks every operation of v up in lib; a missing required one is
@@ -35,8 +36,23 @@ func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 	}
 	for op := Op(0); op < numOps; op++ {
 		a.narrow[op] = a.fn[op].OK() && v.narrow(a.fn[op].Name())
+		a.adapt[op] = v.Adapters[op]
 	}
 	return a, nil
+}
+
+// call runs op with CUDA's arguments, through the vendor's adapter where
+// its function has another shape, and returns the C result. Arguments may
+// be addresses of Go variables written in the call as
+// uintptr(unsafe.Pointer(&x)): they stay alive and in place until call
+// returns (go:uintptrescapes), the adapter's call included.
+//
+//go:uintptrescapes
+func (a *api) call(op Op, args ...uintptr) int {
+	if ad := a.adapt[op]; ad != nil {
+		return ad(&a.fn[op], args...)
+	}
+	return a.fn[op].CallCode(args...)
 }
 
 // has reports whether the library has every one of ops.
@@ -89,4 +105,9 @@ func symName(v *Vendor, op Op) string {
 // uintptr(unsafe.Pointer(&x)) written in the call, so that the compiler
 // keeps x alive and in place for the call (CallCode is go:uintptrescapes);
 // a helper in between would lose that guarantee.
-func (a *api) callList(op Op, args []uintptr) int { return clib.Code(a.fn[op].CallList(args)) }
+func (a *api) callList(op Op, args []uintptr) int {
+	if ad := a.adapt[op]; ad != nil {
+		return ad(&a.fn[op], args...)
+	}
+	return clib.Code(a.fn[op].CallList(args))
+}

@@ -30,6 +30,12 @@ type Vendor struct {
 	// lacks. See [Op] for the C signature each operation must have and
 	// which are required.
 	Symbols map[Op][]string
+	// Adapters call the operations whose C function has another shape than
+	// the one Op documents (CUDA's): arguments in another order, a
+	// different version encoding, an extra argument. An adapter gets the
+	// resolved function and CUDA's arguments and returns the vendor's
+	// result code; see Adapter. Operations without one are called as CUDA's.
+	Adapters map[Op]Adapter
 	// Narrow lists the names of Symbols whose sizes and addresses are 32-bit
 	// (the unversioned legacy CUDA functions such as cuMemAlloc, before
 	// cuMemAlloc_v2); results through them are masked to 32 bits and sizes
@@ -89,6 +95,21 @@ type Vendor struct {
 	// strongest fact of whose silicon a machine holds.
 	PCIVendors []uint16
 }
+
+// Adapter calls fn, a vendor's function for an operation, given the
+// arguments CUDA's function takes (Op's comment gives them) and returns the
+// vendor's result code. It may reorder, drop or add arguments, and call fn
+// with its own locals (through fn.CallCode, which keeps them alive) and
+// write what CUDA's function would have written through the pointer
+// arguments CUDA's shape has (they point to live Go memory for the whole
+// call: use clib.Ptr to reach it). It must not keep any argument after it
+// returns. The comment beside each adapter cites the vendor's prototype.
+//
+//	// cnModuleLoadFatBinary(const void *image, CNmodule *mod): cn_api.h, CNDrv 2.15
+//	driver.OpModuleLoadData: func(fn *clib.Func, args ...uintptr) int {
+//		return fn.CallCode(args[1], args[0])
+//	},
+type Adapter func(fn *clib.Func, args ...uintptr) int
 
 // Var is an environment variable a vendor reads.
 type Var struct {
