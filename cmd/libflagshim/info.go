@@ -1,27 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/flagos-ai/flagshim/cli"
+	"github.com/flagos-ai/flagshim"
+	"github.com/flagos-ai/flagshim/report"
 )
 
-// infoJSON is what `flagshim info --json` prints for this process, on one
-// line (compact JSON: the same object).
+// infoJSON is the report of this process's Init (report.Info, the object
+// `flagshim info --json` prints), as compact JSON. A bad setting is a
+// failure, as it is for the CLI; a step that failed is in the report's
+// phases, as the CLI's JSON has it.
 func infoJSON() (string, failure) {
-	initHost()
-	var out, errOut bytes.Buffer
-	if code := cli.Run([]string{"info", "--json"}, &out, &errOut); code != 0 || out.Len() == 0 {
-		setErr(fmt.Errorf("%s", strings.TrimSpace(errOut.String())))
+	rep, err := initHost()
+	if rep == nil || errors.Is(err, flagshim.ErrBadSetting) {
+		if err == nil {
+			err = errors.New("flagshim: Init gave no report")
+		}
+		setErr(err)
 		return "", failInit
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, out.Bytes()); err != nil {
-		setErr(fmt.Errorf("flagshim: info --json printed invalid JSON: %w", err))
+	b, err := json.Marshal(report.Collect(rep, report.Options{FreeMemory: true}))
+	if err != nil {
+		setErr(fmt.Errorf("flagshim: the report cannot be written as JSON: %w", err))
 		return "", failInit
 	}
-	return compact.String(), failNone
+	return string(b), failNone
 }
