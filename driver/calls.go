@@ -324,3 +324,10 @@ func hostSlice(p uintptr, n uint64) []byte { return unsafe.Slice((*byte)(clib.Pt
 
 // hostAddr is the address of b's first byte (C memory).
 func hostAddr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// funcParamInfo is parameter index's offset and size in the kernel's
+// parameter block; a *clib.Error past the last parameter.
+func (a *api) funcParamInfo(f uintptr, index int) (offset, size uint64, err error) {
+	r := a.call(OpFuncGetParamInfo, f, uintptr(index), uintptr(unsafe.Pointer(&offset)), uintptr(unsafe.Pointer(&size)))
+	return offset, size, a.check(OpFuncGetParamInfo, r)
+}

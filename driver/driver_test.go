@@ -155,7 +155,7 @@ func TestModuleImage(t *testing.T) {
 func TestLaunchArgs(t *testing.T) {
 	lb, err := getLaunchBuf()
 	require.NoError(t, err)
-	defer putLaunchBuf(lb)
+	defer putLaunchBuf(lb, MaxLaunchArgs)
 	for i, c := range []struct {
 		arg  any
 		want uint64
@@ -173,16 +173,39 @@ func TestLaunchArgs(t *testing.T) {
 		{float32(1), 0x3f800000},
 		{float64(1), 0x3ff0000000000000},
 	} {
-		require.NoError(t, lb.set(i, c.arg))
+		require.NoError(t, lb.set(i, c.arg, 0))
 		assert.Equal(t, c.want, lb.vals[i], "%T", c.arg)
 		assert.Equal(t, uintptr(unsafe.Pointer(&lb.vals[i])), lb.ptrs[i])
 	}
 	for _, bad := range []any{3, uint(3), "x", lb, nil} {
-		err := lb.set(0, bad)
+		err := lb.set(0, bad, 0)
 		assert.ErrorIs(t, err, device.ErrInvalidValue, "%T", bad)
 	}
-	assert.ErrorContains(t, lb.set(0, 3), "Go int")
-	assert.ErrorContains(t, lb.set(0, "x"), "type string")
+	assert.ErrorContains(t, lb.set(0, 3, 0), "Go int")
+	assert.ErrorContains(t, lb.set(0, "x", 0), "type string")
+	// Where the kernel's parameter sizes are known, another size is refused.
+	require.NoError(t, lb.set(0, float32(1), 4))
+	err = lb.set(1, float64(1), 4)
+	assert.ErrorIs(t, err, device.ErrInvalidValue)
+	assert.ErrorContains(t, err, "argument 1 is 8 byte(s) (float64) but the kernel's parameter 1 is 4 byte(s)")
+}
+
+// A buffer given back points every slot it used at the zero block again:
+// the next launch's missing arguments read zeros, not these values.
+func TestLaunchBufCleared(t *testing.T) {
+	lb, err := getLaunchBuf()
+	require.NoError(t, err)
+	zero, err := zeroArgsAddr()
+	require.NoError(t, err)
+	for i := range lb.ptrs {
+		require.Equal(t, zero, lb.ptrs[i], "a fresh buffer's slot %d points at zeros", i)
+	}
+	require.NoError(t, lb.set(0, uint64(7), 0))
+	require.NoError(t, lb.set(1, uint64(9), 0))
+	putLaunchBuf(lb, 2)
+	assert.Equal(t, [2]uintptr{zero, zero}, [2]uintptr{lb.ptrs[0], lb.ptrs[1]})
+	assert.Equal(t, [2]uint64{0, 0}, [2]uint64{lb.vals[0], lb.vals[1]})
+	assert.Zero(t, *(*uint64)(clib.Ptr(zero)), "the zero block reads zero")
 }
 
 func TestLaunchBufsReused(t *testing.T) {
@@ -196,12 +219,12 @@ func TestLaunchBufsReused(t *testing.T) {
 		held = append(held, lb)
 	}
 	for _, lb := range held {
-		putLaunchBuf(lb)
+		putLaunchBuf(lb, 0)
 	}
 	lb, err := getLaunchBuf()
 	require.NoError(t, err)
 	assert.True(t, seen[lb], "a returned buffer is reused")
-	putLaunchBuf(lb)
+	putLaunchBuf(lb, 0)
 }
 
 func TestPinnedSet(t *testing.T) {

@@ -37,17 +37,48 @@ var launchBufs struct {
 
 const launchSlab = 64 // buffers per mapping
 
+// zeroArgs is a read-only block of zeros that every kernelParams slot
+// points to when no argument fills it: a kernel given fewer arguments than
+// it takes (where the driver cannot say how many it takes) reads zeros,
+// never another launch's values. It is as large as a kernel parameter can
+// be (CUDA: 32764 bytes).
+var zeroArgs struct {
+	once sync.Once
+	addr uintptr
+	err  error
+}
+
+func zeroArgsAddr() (uintptr, error) {
+	zeroArgs.once.Do(func() {
+		mem, err := unix.Mmap(-1, 0, 32<<10, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANON)
+		if err != nil {
+			zeroArgs.err = fmt.Errorf("driver: mapping the zero block of launch arguments: %w", err)
+			return
+		}
+		zeroArgs.addr = uintptr(unsafe.Pointer(&mem[0]))
+	})
+	return zeroArgs.addr, zeroArgs.err
+}
+
 func getLaunchBuf() (*launchBuf, error) {
 	launchBufs.mu.Lock()
 	defer launchBufs.mu.Unlock()
 	if len(launchBufs.free) == 0 {
+		zero, err := zeroArgsAddr()
+		if err != nil {
+			return nil, err
+		}
 		size := int(unsafe.Sizeof(launchBuf{})) * launchSlab
 		mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 		if err != nil {
 			return nil, fmt.Errorf("driver: mapping %d bytes for launch arguments: %w", size, err)
 		}
 		for i := range launchSlab {
-			launchBufs.free = append(launchBufs.free, (*launchBuf)(unsafe.Pointer(&mem[i*int(unsafe.Sizeof(launchBuf{}))])))
+			lb := (*launchBuf)(unsafe.Pointer(&mem[i*int(unsafe.Sizeof(launchBuf{}))]))
+			for j := range lb.ptrs {
+				lb.ptrs[j] = zero
+			}
+			launchBufs.free = append(launchBufs.free, lb)
 		}
 	}
 	lb := launchBufs.free[len(launchBufs.free)-1]
@@ -55,7 +86,13 @@ func getLaunchBuf() (*launchBuf, error) {
 	return lb, nil
 }
 
-func putLaunchBuf(lb *launchBuf) {
+// putLaunchBuf gives lb back with its first n slots cleared: they point
+// to the zero block again.
+func putLaunchBuf(lb *launchBuf, n int) {
+	for i := range n {
+		lb.ptrs[i] = zeroArgs.addr
+		lb.vals[i] = 0
+	}
 	launchBufs.mu.Lock()
 	launchBufs.free = append(launchBufs.free, lb)
 	launchBufs.mu.Unlock()
@@ -63,40 +100,45 @@ func putLaunchBuf(lb *launchBuf) {
 
 // set stores argument i as the kernel reads it: the value's bytes,
 // little-endian, in an 8-byte slot (the driver copies the parameter's own
-// size from its start).
-func (lb *launchBuf) set(i int, a any) error {
+// size from its start). want is the kernel's parameter size where the
+// driver said it (0: unknown); an argument of another size is refused.
+func (lb *launchBuf) set(i int, a any, want uint16) error {
 	var v uint64
+	var size uint16
 	switch x := a.(type) {
 	case device.Ptr:
-		v = uint64(x)
+		v, size = uint64(x), 8
 	case uintptr:
-		v = uint64(x)
+		v, size = uint64(x), 8
 	case int8:
-		v = uint64(uint8(x))
+		v, size = uint64(uint8(x)), 1
 	case uint8:
-		v = uint64(x)
+		v, size = uint64(x), 1
 	case int16:
-		v = uint64(uint16(x))
+		v, size = uint64(uint16(x)), 2
 	case uint16:
-		v = uint64(x)
+		v, size = uint64(x), 2
 	case int32:
-		v = uint64(uint32(x))
+		v, size = uint64(uint32(x)), 4
 	case uint32:
-		v = uint64(x)
+		v, size = uint64(x), 4
 	case int64:
-		v = uint64(x)
+		v, size = uint64(x), 8
 	case uint64:
-		v = x
+		v, size = x, 8
 	case float32:
-		v = uint64(math.Float32bits(x))
+		v, size = uint64(math.Float32bits(x)), 4
 	case float64:
-		v = math.Float64bits(x)
+		v, size = math.Float64bits(x), 8
 	case int, uint:
 		return fmt.Errorf("%w: argument %d is a Go %T, whose size C does not share: pass int32/uint32 (C int) or int64/uint64", device.ErrInvalidValue, i, a)
 	default:
 		// reflect.TypeOf keeps a from escaping, so callers' arguments can
 		// stay on their stacks.
 		return fmt.Errorf("%w: argument %d has type %s: Launch takes device.Ptr, uintptr and fixed-size integers and floats", device.ErrInvalidValue, i, reflect.TypeOf(a))
+	}
+	if want != 0 && want != size {
+		return fmt.Errorf("%w: argument %d is %d byte(s) (%s) but the kernel's parameter %d is %d byte(s)", device.ErrInvalidValue, i, size, reflect.TypeOf(a), i, want)
 	}
 	lb.vals[i] = v
 	lb.ptrs[i] = uintptr(unsafe.Pointer(&lb.vals[i]))
@@ -110,6 +152,13 @@ func (lb *launchBuf) set(i int, a any) error {
 // at most MaxLaunchArgs; they are copied for the call, and no Go memory is
 // handed to the driver. To launch without allocating, build the argument
 // list once and pass it again (args...).
+//
+// Where the driver tells a kernel's parameters (cuFuncGetParamInfo, CUDA
+// 12.4 and later), Launch refuses a count or an argument size that differs
+// from the kernel's (device.ErrInvalidValue). Where it cannot (HIP, MUSA,
+// older CUDA drivers) the count is not checked: a kernel given fewer
+// arguments than it takes reads zeros for the missing ones, never another
+// launch's values.
 //
 // Launch is asynchronous, as cuLaunchKernel is: it returns once the kernel
 // is queued, and a fault in the kernel shows at the next synchronizing call
@@ -155,13 +204,16 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	if len(args) > MaxLaunchArgs {
 		return fmt.Errorf("%w: %s: Launch %q: %d arguments, at most %d", device.ErrInvalidValue, s.v.Type, f.name, len(args), MaxLaunchArgs)
 	}
+	if f.nparams >= 0 && len(args) != f.nparams {
+		return fmt.Errorf("%w: %s: Launch %q: the kernel takes %d argument(s), Launch was given %d", device.ErrInvalidValue, s.v.Type, f.name, f.nparams, len(args))
+	}
 	lb, err := getLaunchBuf()
 	if err != nil {
 		return err
 	}
 	for i, a := range args {
-		if err := lb.set(i, a); err != nil {
-			putLaunchBuf(lb)
+		if err := lb.set(i, a, f.psize[i]); err != nil {
+			putLaunchBuf(lb, i)
 			return fmt.Errorf("%s: Launch %q: %w", s.v.Type, f.name, err)
 		}
 	}
@@ -172,12 +224,12 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	lb.call = [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
 	if err := s.enterDev(f.m.dev); err != nil {
-		putLaunchBuf(lb)
+		putLaunchBuf(lb, len(args))
 		return err
 	}
 	err = s.api.launch(&lb.call)
 	leave()
-	putLaunchBuf(lb)
+	putLaunchBuf(lb, len(args))
 	if err != nil {
 		return fmt.Errorf("%s(device %d, %q of module %q): %w", s.api.sym(OpLaunchKernel), f.m.dev.ordinal, f.name, f.m.label, err)
 	}

@@ -35,6 +35,11 @@ type Function struct {
 	h    uintptr
 	m    *Module
 	name string
+	// nparams is how many parameters the kernel takes and psize each
+	// one's size, where the driver says (OpFuncGetParamInfo); nparams is
+	// -1 where it cannot.
+	nparams int
+	psize   [MaxLaunchArgs]uint16
 }
 
 var _ device.Function = (*Function)(nil)
@@ -220,12 +225,40 @@ func (m *Module) Function(name string) (device.Function, error) {
 		return nil, err
 	}
 	f, err := s.api.moduleGetFunction(m.h, cname)
+	var fn *Function
+	if err == nil {
+		fn = &Function{h: f, m: m, name: name, nparams: -1}
+		s.paramInfo(fn)
+	}
 	leave()
 	switch {
 	case err == nil:
-		return &Function{h: f, m: m, name: name}, nil
+		return fn, nil
 	case errors.Is(err, device.ErrNotFound):
 		return nil, fmt.Errorf("%s: module %q (device %d) has no function %q: %w", m.b.v.Type, m.label, m.dev.ordinal, name, err)
 	}
 	return nil, fmt.Errorf("%s(device %d, module %q, %q): %w", s.api.sym(OpModuleGetFunction), m.dev.ordinal, m.label, name, err)
+}
+
+// paramInfo learns f's parameters from the driver where it can tell
+// (OpFuncGetParamInfo: asked for each index until it answers "invalid
+// value", one past the last); otherwise f.nparams stays -1. Called with f's
+// device current.
+func (s *state) paramInfo(f *Function) {
+	if !s.api.has(OpFuncGetParamInfo) {
+		return
+	}
+	for i := 0; i <= MaxLaunchArgs; i++ {
+		_, size, err := s.api.funcParamInfo(f.h, i)
+		switch {
+		case err != nil && errors.Is(err, device.ErrInvalidValue):
+			f.nparams = i
+			return
+		case err != nil:
+			return // the driver cannot say: unchecked
+		case i < MaxLaunchArgs:
+			f.psize[i] = uint16(min(size, 1<<16-1))
+		}
+	}
+	f.nparams = MaxLaunchArgs + 1 // more than Launch takes
 }

@@ -57,6 +57,8 @@ const (
 	OpEventElapsedTime  // cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 	OpEventDestroy      // cuEventDestroy_v2(CUevent)
 
+	OpFuncGetParamInfo // cuFuncGetParamInfo(CUfunction, size_t index, size_t *offset, size_t *size): CUDA 12.4+; past the last parameter CUDA_ERROR_INVALID_VALUE
+
 	numOps
 )
 
@@ -68,6 +70,7 @@ var opNames = [numOps]string{
 	"ModuleLoadDataEx", "ModuleLoadData", "ModuleUnload", "ModuleGetFunction", "ModuleGetGlobal", "LaunchKernel",
 	"StreamCreate", "StreamSynchronize", "StreamDestroy", "StreamWaitEvent", "MemcpyHtoDAsync", "MemcpyDtoHAsync",
 	"EventCreate", "EventRecord", "EventSynchronize", "EventElapsedTime", "EventDestroy",
+	"FuncGetParamInfo",
 }
 
 // opSigs say what each operation's arguments are, for traces (clib.Sym.Sig):
@@ -85,6 +88,7 @@ var opSigs = [numOps]string{
 	OpStreamCreate: "pu", OpStreamSynchronize: "h", OpStreamDestroy: "h", OpStreamWaitEvent: "hhu",
 	OpMemcpyHtoDAsync: "hpuh", OpMemcpyDtoHAsync: "phuh",
 	OpEventCreate: "pu", OpEventRecord: "hh", OpEventSynchronize: "h", OpEventElapsedTime: "phh", OpEventDestroy: "h",
+	OpFuncGetParamInfo: "hupp",
 }
 
 // String is the operation's name: "DeviceTotalMem".

@@ -14,14 +14,16 @@ import (
 // ErrBadOverride) and r.Reason, which names the library's file and its
 // override variable, and returns nil.
 func (e *Env) Open(lib clib.Library, r *Report) *clib.Handle {
+	// The file the advice names is the library's own, whatever a test's
+	// search looks for instead.
+	file := lib.Name + ".so"
+	if len(lib.Sonames) > 0 {
+		file = lib.Sonames[0]
+	}
 	if e.search != nil {
 		env := lib.EnvVar
 		e.search(&lib)
 		lib.EnvVar = env
-	}
-	file := lib.Name + ".so"
-	if len(lib.Sonames) > 0 {
-		file = lib.Sonames[0]
 	}
 	h, err := lib.Open(e.Getenv)
 	if err == nil {

@@ -171,41 +171,43 @@ func TestVisibleCLR(t *testing.T) {
 	}
 }
 
-func TestVisibleHIP(t *testing.T) {
+// TestVisibleROCRCLR: the exported dialects are the parser on the devices'
+// UUIDs, with the selected devices renumbered.
+func TestVisibleROCRCLR(t *testing.T) {
 	devs := devsWith(4, rocrUUIDs)
-	env := func(kv ...string) func(string) (string, bool) {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-	}
-	for _, c := range []struct {
-		name string
-		env  func(string) (string, bool)
-		want []int
-		desc string
-	}{
-		{"nothing set", env(), []int{0, 1, 2, 3}, ""},
-		{"ROCR then HIP indexes ROCR's list", env(ROCRVisibleEnv, "3,1,2", HIPVisibleEnv, "2,0"), []int{2, 3}, "ROCR_VISIBLE_DEVICES=3,1,2 then HIP_VISIBLE_DEVICES=2,0"},
-		{"ROCR empty: none", env(ROCRVisibleEnv, "", HIPVisibleEnv, "0"), []int{}, "ROCR_VISIBLE_DEVICES= then HIP_VISIBLE_DEVICES=0"},
-		{"HIP empty is unset", env(HIPVisibleEnv, ""), []int{0, 1, 2, 3}, ""},
-		{"CUDA when HIP is empty", env(HIPVisibleEnv, "", CUDAVisibleEnv, "1"), []int{1}, "CUDA_VISIBLE_DEVICES=1"},
-		{"HIP over CUDA", env(HIPVisibleEnv, "2", CUDAVisibleEnv, "1"), []int{2}, "HIP_VISIBLE_DEVICES=2"},
-		{"HIP longer than ROCR", env(ROCRVisibleEnv, "1", HIPVisibleEnv, "0,1"), []int{1}, "ROCR_VISIBLE_DEVICES=1 then HIP_VISIBLE_DEVICES=0,1"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got, desc, err := visibleHIP(devs, c.env)
-			require.NoError(t, err)
-			assert.Equal(t, c.want, sources(got))
-			assert.Equal(t, c.desc, desc)
-			pub, err := VisibleHIP(devs, c.env)
-			require.NoError(t, err)
-			assert.Equal(t, got, pub)
-		})
-	}
-	_, err := VisibleHIP(devsWith(2, nil), env(ROCRVisibleEnv, "GPU-ABBA"))
+	got, err := VisibleROCR(devs, "3,GPU-BABAABBA,GPU-XX")
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 2}, sources(got))
+
+	got, err = VisibleROCR(devs, "")
+	require.NoError(t, err)
+	assert.Equal(t, []int{}, sources(got), "set and empty: none")
+
+	_, err = VisibleROCR(devsWith(2, nil), "GPU-ABBA")
+	assert.ErrorIs(t, err, ErrUndecidable, "UUIDs where the devices carry none")
+
+	got, err = VisibleCLR(devs, "2,0,2,1")
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 0, 1}, sources(got))
+
+	got, err = VisibleCLR(devs, "GPU-ABBAB")
+	require.NoError(t, err)
+	assert.Equal(t, []int{3}, sources(got))
+
+	_, err = VisibleCLR(devsWith(2, nil), "GPU-ABBA")
 	assert.ErrorIs(t, err, ErrUndecidable)
+
+	// The pieces compose: ROCR's list is what CLR indexes.
+	rocrDevs, err := VisibleROCR(devs, "3,1,2")
+	require.NoError(t, err)
+	got, err = VisibleCLR(rocrDevs, "2,0")
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 3}, sources(got))
+
+	shuffled := []Device{devs[2], devs[0]}
+	got = Renumber(shuffled)
+	assert.Equal(t, []int{2, 0}, sources(got))
+	assert.Equal(t, 2, shuffled[0].Index, "Renumber copies: its argument keeps its ordinals")
 }
 
 func TestStrtolBase0(t *testing.T) {

@@ -133,6 +133,12 @@ func Symbols(prefix string) map[driver.Op][]string {
 		driver.OpEventSynchronize:  names("EventSynchronize"),
 		driver.OpEventElapsedTime:  names("EventElapsedTime_v2", "EventElapsedTime"),
 		driver.OpEventDestroy:      names("EventDestroy_v2", "EventDestroy"),
+
+		// cuda.h of CUDA 12.4 and later (cuda.h 13.0: "CUresult
+		// cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t
+		// *paramOffset, size_t *paramSize)"); older drivers lack it and the
+		// argument count of a launch is then not checked.
+		driver.OpFuncGetParamInfo: names("FuncGetParamInfo"),
 	}
 }
 

@@ -38,6 +38,9 @@ var vendor = func() *driver.Vendor {
 		Sonames: []string{"libmusa.so.1", "libmusa.so"},
 		Dirs:    []string{"/usr/local/musa/lib", "/usr/local/musa/lib64", "/opt/musa/lib*"},
 	}
+	// No public musa.h confirms a muFuncGetParamInfo (nor its shape): not
+	// bound, so a launch's argument count is not checked on MUSA.
+	delete(v.Symbols, driver.OpFuncGetParamInfo)
 	v.VersionBase = 10000 // 30100 is 3.1
 	v.VisibleEnv = []string{VisibleDevicesEnv}
 	v.Presence = presenceSources

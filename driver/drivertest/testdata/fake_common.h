@@ -693,6 +693,25 @@ static int fake_module_get_function(void **pf, void *mod, const char *name) {
 	return 500;
 }
 
+/* fake_func_get_param_info is cuFuncGetParamInfo: parameter index's offset
+ * (each aligned to its size) and size; 1 (*_ERROR_INVALID_VALUE) past the
+ * last parameter, as CUDA answers. */
+static int fake_func_get_param_info(void *fn, size_t index, size_t *offset, size_t *size) {
+	FAKE_GUARD();
+	struct fake_func *f = fn;
+	if (!f || !offset || !size) return 1;
+	if (index >= (size_t)f->nparams) return 1;
+	size_t off = 0;
+	for (size_t i = 0; i <= index; i++) {
+		size_t s = (size_t)f->psize[i];
+		off = (off + s - 1) / s * s;
+		if (i < index) off += s;
+	}
+	*offset = off;
+	*size = (size_t)f->psize[index];
+	return 0;
+}
+
 /* fake_run executes kernel f over threads threads with its parameters. */
 static int fake_run(struct fake_func *f, unsigned long long threads, void **params) {
 	switch (f->kind) {

@@ -10,6 +10,7 @@
  *   -DFAKE_NO_MODULES          lacks every optional module, launch, memory and stream symbol
  *   -DFAKE_NO_LOAD_DATA_EX     lacks *ModuleLoadDataEx (only *ModuleLoadData)
  *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols
+ *   -DFAKE_NO_PARAM_INFO       lacks *FuncGetParamInfo (drivers before CUDA 12.4)
  */
 #if defined(FAKE_PREFIX)
 /* Another CUDA-shaped driver API (an out-of-tree vendor's fake): the
@@ -98,6 +99,9 @@ EXPORT RESULT SYM(ModuleLoadDataEx)(MODULE *module, const void *image, unsigned 
 EXPORT RESULT SYM(ModuleLoadData)(MODULE *module, const void *image) { return fake_module_load((void **)module, image, NULL, 0); }
 EXPORT RESULT SYM(ModuleUnload)(MODULE hmod) { return fake_module_unload(hmod); }
 EXPORT RESULT SYM(ModuleGetFunction)(FUNCTION *hfunc, MODULE hmod, const char *name) { return fake_module_get_function((void **)hfunc, hmod, name); }
+#ifndef FAKE_NO_PARAM_INFO
+EXPORT RESULT SYM(FuncGetParamInfo)(FUNCTION f, size_t paramIndex, size_t *paramOffset, size_t *paramSize) { return fake_func_get_param_info(f, paramIndex, paramOffset, paramSize); }
+#endif
 EXPORT RESULT SYM(ModuleGetGlobal_v2)(DEVICEPTR *dptr, size_t *bytes, MODULE hmod, const char *name) { return fake_module_get_global(dptr, bytes, hmod, name); }
 EXPORT RESULT SYM(LaunchKernel)(FUNCTION f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
 		unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,

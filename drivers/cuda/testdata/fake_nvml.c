@@ -1,11 +1,15 @@
-// A fake libnvidia-ml.so.1 for presence's tests: the real names and C
-// signatures of nvml.h (NVIDIA/go-nvml pkg/nvml/nvml.h), behaviour driven by
-// the environment:
+// A fake libnvidia-ml.so.1 for the NVML binding's tests (drivers/cuda): the
+// real names and C signatures of nvml.h (NVIDIA/go-nvml pkg/nvml/nvml.h),
+// behaviour driven by the environment:
 //
 //   FAKE_NVML_LOG            file each call appends its name to
 //   FAKE_NVML_INIT_RESULT    nvmlInit's return code (default 0)
 //   FAKE_NVML_COUNT          devices (default 2, at most 64)
 //   FAKE_NVML_COUNT_RESULT   nvmlDeviceGetCount's return code
+//   FAKE_NVML_COUNT_RAW      the count nvmlDeviceGetCount answers instead, an
+//                            unsigned int as a broken driver might give it
+//                            (4294967295); handles still exist only for the
+//                            FAKE_NVML_COUNT devices
 //   FAKE_NVML_HANDLE_FAIL    index whose handle lookup fails (999)
 //   FAKE_NVML_NAME_RESULT    nvmlDeviceGetName's return code
 //   FAKE_NVML_NAMES          comma-separated names (default "Fake NVIDIA GPU <i>")
@@ -107,7 +111,8 @@ nvmlReturn_t GETCOUNT(unsigned int *n) {
     if (!n) return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_COUNT_RESULT", 0);
     if (r != NVML_SUCCESS) return r;
-    *n = (unsigned int)count();
+    const char *raw = getenv("FAKE_NVML_COUNT_RAW");
+    *n = (raw && *raw) ? (unsigned int)strtoul(raw, NULL, 10) : (unsigned int)count();
     return NVML_SUCCESS;
 }
 

@@ -1,11 +1,15 @@
-// A fake libmtml.so for presence's tests: the real names, C signatures and
-// structs of Moore Threads' mtml.h (MTML 2.2.0), behaviour driven by the
-// environment:
+// A fake libmtml.so for the MTML binding's tests (drivers/musa): the real
+// names, C signatures and structs of Moore Threads' mtml.h (MTML 2.2.0),
+// behaviour driven by the environment:
 //
 //   FAKE_MTML_LOG            file each call appends its name to
 //   FAKE_MTML_INIT_RESULT    mtmlLibraryInit's return code (default 0)
 //   FAKE_MTML_COUNT          devices (default 1, at most 64)
 //   FAKE_MTML_COUNT_RESULT   mtmlLibraryCountDevice's return code
+//   FAKE_MTML_COUNT_RAW      the count mtmlLibraryCountDevice answers instead,
+//                            an unsigned int as a broken driver might give it
+//                            (4294967295); devices still exist only for the
+//                            FAKE_MTML_COUNT ones
 //   FAKE_MTML_NAMES          comma-separated names (default "MTT S4000")
 //   FAKE_MTML_UUIDS          comma-separated UUIDs (default 0000000<i>-aaaa-...)
 //   FAKE_MTML_MEM_TOTAL      bytes per device (default 48 GiB; 2 GiB used)
@@ -95,7 +99,8 @@ MtmlReturn mtmlLibraryCountDevice(const MtmlLibrary *lib, unsigned int *n) {
     if (!live(lib) || !n) return MTML_ERROR_INVALID_ARGUMENT;
     MtmlReturn r = (MtmlReturn)envlong("FAKE_MTML_COUNT_RESULT", 0);
     if (r != MTML_SUCCESS) return r;
-    *n = (unsigned int)count();
+    const char *raw = getenv("FAKE_MTML_COUNT_RAW");
+    *n = (raw && *raw) ? (unsigned int)strtoul(raw, NULL, 10) : (unsigned int)count();
     return MTML_SUCCESS;
 }
 

@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/presence/presencetest"
+)
+
+func TestNodesNVIDIA(t *testing.T) {
+	tr := presencetest.NewTree(t).Char("dev/nvidia0").Char("dev/nvidia1").Char("dev/nvidia10").File("dev/nvidia2", "leftover file").
+		Char("dev/nvidiactl").Char("dev/nvidia-uvm").Char("dev/nvidia-modeset").File("dev/nvidia-caps/nvidia-cap1", "")
+	r := presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup())))
+	require.NoError(t, r.Err)
+	assert.Equal(t, presence.SourceNodes, r.Source)
+	require.Len(t, r.Devices, 3)
+	for i, n := range []int{0, 1, 10} {
+		assert.Equal(t, presence.Device{Index: i, SourceIndex: n, Node: tr.Path(fmt.Sprintf("dev/nvidia%d", n))}, r.Devices[i])
+	}
+	assert.Empty(t, r.Notes)
+	assert.Equal(t, "/dev/nvidia* sees 3 devices", r.Reason)
+
+	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "2,0"))))
+	require.NoError(t, r.Err)
+	require.Len(t, r.Devices, 2)
+	assert.Equal(t, []int{10, 0}, []int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
+
+	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "GPU-8a1f"))))
+	assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
+	assert.Contains(t, r.Reason, "CUDA_VISIBLE_DEVICES=GPU-8a1f")
+}
+
+func TestNodesNVIDIANoCtl(t *testing.T) {
+	tr := presencetest.NewTree(t).Char("dev/nvidia0")
+	r := presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup())))
+	require.NoError(t, r.Err)
+	assert.Len(t, r.Devices, 1)
+	assert.Contains(t, presencetest.Notes(r), "nvidiactl is missing")
+}
+
+// TestPresenceSources: NVML first, the nodes as the fallback; without
+// either, both say why.
+func TestPresenceSources(t *testing.T) {
+	tr := presencetest.NewTree(t).Char("dev/nvidia0").Char("dev/nvidiactl")
+	e := presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(NVMLEnvVar, "relative/libnvidia-ml.so.1")))
+	rs := presenceSources(e)
+	require.Len(t, rs, 2)
+	assert.Equal(t, SourceNVML, rs[0].Source)
+	assert.ErrorIs(t, rs[0].Err, presence.ErrBadOverride, "an override that cannot be used is never searched past")
+	assert.Equal(t, presence.SourceNodes, rs[1].Source)
+	assert.True(t, rs[1].Available())
+	assert.Equal(t, deviceNodes, Vendor().DeviceNodes)
+}
+
+func TestNodesRealRoot(t *testing.T) {
+	// On the real root the answer is whatever this machine has; it must be
+	// consistent, not panic, and keep Index in order.
+	r := presence.Nodes(deviceNodes, presence.NewEnv())
+	for i, d := range r.Devices {
+		assert.Equal(t, i, d.Index)
+		assert.True(t, strings.HasPrefix(d.Node, "/dev/"), d.Node)
+	}
+	assert.NotEmpty(t, r.Reason)
+}
