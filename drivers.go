@@ -49,7 +49,8 @@ func (s *shim) addDriverSteps() error {
 // vendorOptions are a vendor driver's options under the settings: the
 // logger, the environment, the init timeout and the probe tier.
 func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
-	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout)}
+	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout),
+		driver.WithMakers(drivers.Makers()), driver.WithSysRoot(s.set.root)}
 	if v.Type == device.CUDA {
 		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
 	}

@@ -86,7 +86,13 @@ type Info struct {
 	DriverVersion string    // "13.0", "" when unknown
 	Attempts      []Attempt // every path tried, in order
 	RoutesTo      Type      // for virtual backends: the backend that answers; "" otherwise
-	Extra         map[string]string
+	// Vendor is whose runtime answered: "NVIDIA", or the maker of a
+	// runtime compatible with the backend's API ("Iluvatar CoreX" behind a
+	// libcuda.so.1), "unknown" when no fact says; VendorFacts are the
+	// facts it rests on. "" where the backend does not say.
+	Vendor      string
+	VendorFacts []string
+	Extra       map[string]string
 }
 
 // Attempt is one try at opening a library.

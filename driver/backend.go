@@ -49,6 +49,7 @@ type Backend struct {
 	modSeq       atomic.Uint64 // numbers unlabelled modules
 	pinned       pinnedSet     // host buffers from AllocHost, for Stream's copies
 	fs           factsState    // the facts tier's answer (WithFacts)
+	ident        identityState // whose runtime answered, in the exact tier
 }
 
 // Option configures New.
@@ -63,6 +64,8 @@ type options struct {
 	timeout time.Duration
 	step    func(string)
 	facts   func(*Backend) tier.Facts
+	makers  map[uint16]string // WithMakers
+	sysroot string            // WithSysRoot
 }
 
 // WithLogger sets the logger (load attempts at debug, the outcome at info);

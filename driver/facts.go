@@ -110,7 +110,8 @@ func (b *Backend) exactErr(f *tier.Facts, err error) error {
 
 // describeFacts is Describe in the facts tier.
 func (b *Backend) describeFacts(f *tier.Facts) device.Info {
-	info := device.Info{Library: f.Library, DriverVersion: f.DriverVersion, Attempts: f.Attempts, Extra: map[string]string{}}
+	info := device.Info{Library: f.Library, DriverVersion: f.DriverVersion, Attempts: f.Attempts, Extra: map[string]string{},
+		Vendor: f.Vendor, VendorFacts: f.VendorFacts}
 	for k, v := range f.Extra {
 		info.Extra[k] = v
 	}
@@ -141,9 +142,11 @@ func (b *Backend) ExactFacts(freeMemory bool) tier.Facts {
 	if s.version != 0 {
 		f.DriverVersion = b.v.FormatVersion(s.version)
 	}
-	for k, v := range b.describeExact(s).Extra {
+	ex := b.describeExact(s)
+	for k, v := range ex.Extra {
 		f.Extra[k] = v
 	}
+	f.Vendor, f.VendorFacts = ex.Vendor, ex.VendorFacts
 	for i := range s.devs {
 		p, err := b.Properties(i)
 		if err != nil {

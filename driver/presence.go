@@ -73,9 +73,15 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 	if chosen.Visibility != "" {
 		f.Extra["presence.visibility"] = chosen.Visibility
 	}
+	var names []string
 	for _, d := range chosen.Devices {
-		f.Devices = append(f.Devices, device.Properties{Name: d.Name, Vendor: b.v.Name, UUID: d.UUID, TotalMemory: d.TotalMemory, Major: d.Major, Minor: d.Minor})
+		names = append(names, d.Name)
 		f.PCIBusIDs = append(f.PCIBusIDs, d.PCIBusID)
+	}
+	id := b.identify(lib.Path, f.PCIBusIDs, names)
+	f.Vendor, f.VendorFacts = id.maker, id.facts
+	for i, d := range chosen.Devices {
+		f.Devices = append(f.Devices, device.Properties{Name: d.Name, Vendor: id.byDevice[i], UUID: d.UUID, TotalMemory: d.TotalMemory, Major: d.Major, Minor: d.Minor})
 		f.FreeMemory = append(f.FreeMemory, d.FreeMemory)
 	}
 	f.Result.Available = len(f.Devices) > 0

@@ -26,7 +26,7 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 		return device.Properties{}, err
 	}
 	a := s.api
-	p := device.Properties{Vendor: b.v.Name}
+	p := device.Properties{Vendor: b.exactIdentity(s).byDevice[d.ordinal]}
 	if p.Name, err = a.deviceName(d); err != nil {
 		return p, s.opErr(OpDeviceName, d, err)
 	}
@@ -125,6 +125,10 @@ func (b *Backend) Describe() device.Info {
 
 func (b *Backend) describeExact(s *state) device.Info {
 	info := device.Info{Library: s.path, Extra: map[string]string{"tier": string(tier.Exact)}}
+	if s.err == nil {
+		id := b.exactIdentity(s)
+		info.Vendor, info.VendorFacts = id.maker, id.facts
+	}
 	if s.version != 0 {
 		info.DriverVersion = b.v.FormatVersion(s.version)
 	}

@@ -94,6 +94,15 @@ type Vendor struct {
 	// (NVIDIA's 0x10de), which sysfs shows without any driver: the
 	// strongest fact of whose silicon a machine holds.
 	PCIVendors []uint16
+	// Runtimes are the makers whose runtimes answer this API, with the
+	// facts that recognize each (see Runtime); the backend names the one
+	// that answered in Properties.Vendor and Describe. Shared says that
+	// runtimes of other makers answer it too (CUDA's driver API: a
+	// CUDA-compatible libcuda.so.1): a maker is then named from facts only,
+	// and is "unknown" when none says; otherwise the vendor's Name is the
+	// answer when no fact says more.
+	Runtimes []Runtime
+	Shared   bool
 }
 
 // Adapter calls fn, a vendor's function for an operation, given the

@@ -107,3 +107,26 @@ func Variables() []driver.Var {
 	}
 	return out
 }
+
+// Makers names the PCI vendor ids of every registered vendor's
+// accelerators: each vendor's Runtimes (their makers' names), then its
+// PCIVendors (the vendor's Name). The driver core names a device by it
+// (driver.WithMakers).
+func Makers() map[uint16]string {
+	out := map[uint16]string{}
+	for _, v := range Vendors() {
+		for _, rt := range v.Runtimes {
+			for _, id := range rt.PCIVendors {
+				if _, ok := out[id]; !ok {
+					out[id] = rt.Name
+				}
+			}
+		}
+		for _, id := range v.PCIVendors {
+			if _, ok := out[id]; !ok {
+				out[id] = v.Name
+			}
+		}
+	}
+	return out
+}

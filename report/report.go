@@ -50,6 +50,8 @@ type Backend struct {
 	Library       string            `json:"library"`
 	DriverVersion string            `json:"driver_version"`
 	RoutesTo      device.Type       `json:"routes_to,omitempty"`
+	Vendor        string            `json:"vendor,omitempty"`       // whose runtime answered: "NVIDIA", "Iluvatar CoreX", "unknown"
+	VendorFacts   []string          `json:"vendor_facts,omitempty"` // the facts that say so
 	Tier          tier.Tier         `json:"tier,omitempty"`
 	Attempts      []Attempt         `json:"attempts"`
 	Properties    []Device          `json:"properties"`
@@ -204,6 +206,7 @@ func describeBackend(b device.Backend, memory bool) Backend {
 	if d, ok := b.(device.Describer); ok {
 		info := d.Describe()
 		out.Library, out.DriverVersion, out.RoutesTo = info.Library, info.DriverVersion, info.RoutesTo
+		out.Vendor, out.VendorFacts = info.Vendor, info.VendorFacts
 		out.Extra = info.Extra
 		for _, a := range info.Attempts {
 			out.Attempts = append(out.Attempts, Attempt(a))

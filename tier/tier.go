@@ -54,6 +54,11 @@ type Facts struct {
 	DriverVersion string
 	Attempts      []device.Attempt
 	Extra         map[string]string
+	// Vendor is whose runtime answered ("NVIDIA", "Iluvatar CoreX",
+	// "unknown") and VendorFacts the facts that say so (each device's PCI
+	// vendor id, the library's real path, ...).
+	Vendor      string
+	VendorFacts []string
 }
 
 // Check reports what makes f impossible, as the exact tier would refuse

@@ -41,6 +41,8 @@ var vendor = func() *driver.Vendor {
 		Doc: "the absolute path of NVML (libnvidia-ml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
 	v.Auto = AutoRank
 	v.PCIVendors = []uint16{PCIVendorNVIDIA}
+	v.Runtimes = runtimes
+	v.Shared = true // other makers' runtimes answer CUDA's API too (runtimes.go)
 	return v
 }()
 

@@ -389,8 +389,8 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 }
 
 // Describe reports the route: RoutesTo is the vendor type ("" without a
-// route), Library and DriverVersion are copied from the vendor's Describe
-// when it has one, Extra["backend_choice"] is "auto" or the chosen name, and
+// route), Library, DriverVersion, Vendor and VendorFacts are copied from the
+// vendor's Describe when it has one, Extra["backend_choice"] is "auto" or the chosen name, and
 // Extra["route_error"] says why there is no route.
 func (b *Backend) Describe() device.Info {
 	r := b.decided()
@@ -402,6 +402,7 @@ func (b *Backend) Describe() device.Info {
 	if d, ok := r.to.(device.Describer); ok {
 		vi := d.Describe()
 		info.Library, info.DriverVersion = vi.Library, vi.DriverVersion
+		info.Vendor, info.VendorFacts = vi.Vendor, vi.VendorFacts
 	}
 	return info
 }

@@ -69,6 +69,12 @@ var vendor = &driver.Vendor{
 	Presence:    presenceSources,
 	Auto:        AutoRank,
 	PCIVendors:  []uint16{PCIVendorAMD, PCIVendorHygon},
+	// Whose runtime answered: AMD's ROCm or Hygon's DTK, told by the
+	// devices' PCI vendor ids and DTK's install folder.
+	Runtimes: []driver.Runtime{
+		{Name: "AMD", PCIVendors: []uint16{PCIVendorAMD}, Paths: []string{"/rocm"}},
+		{Name: "Hygon", PCIVendors: []uint16{PCIVendorHygon}, Paths: []string{"/dtk"}},
+	},
 }
 
 // Attributes are hipDeviceAttribute_t's numbers (the same from ROCm 5.0,
