@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -15,17 +16,26 @@ import (
 const ChildEnv = "FLAGSHIM_TEST_CHILD"
 
 // CC is the C compiler `go env CC` names, or "" when none is installed.
+// It is asked once per process.
 func CC() string {
-	out, err := exec.Command("go", "env", "CC").Output()
-	cc := strings.TrimSpace(string(out))
-	if err != nil || cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(strings.Fields(cc)[0]); err != nil {
-		return ""
-	}
-	return cc
+	ccOnce.Do(func() {
+		out, err := exec.Command("go", "env", "CC").Output()
+		cc := strings.TrimSpace(string(out))
+		if err != nil || cc == "" {
+			cc = "cc"
+		}
+		if _, err := exec.LookPath(strings.Fields(cc)[0]); err != nil {
+			return
+		}
+		ccName = cc
+	})
+	return ccName
 }
+
+var (
+	ccOnce sync.Once
+	ccName string
+)
 
 // BuildLib compiles srcs into the shared library out (an absolute path in a
 // folder only the user can write) with the given soname and extra flags
@@ -53,6 +63,10 @@ func build(tb testing.TB, out string, srcs, flags []string) {
 	if cc == "" {
 		tb.Skip("no C compiler (go env CC) to build the fixture")
 	}
+	key := cacheKey(cc, flags, srcs)
+	if key != "" && fromCache(key, out) {
+		return
+	}
 	args := append(strings.Fields(cc)[1:], "-O2", "-Wall", "-o", out)
 	args = append(args, flags...)
 	args = append(args, srcs...)
@@ -64,6 +78,9 @@ func build(tb testing.TB, out string, srcs, flags []string) {
 	}
 	if err := os.Chmod(out, 0o755); err != nil {
 		tb.Fatal(err)
+	}
+	if key != "" {
+		toCache(key, out)
 	}
 }
 
