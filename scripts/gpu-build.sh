@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gpu
-rm -f .gpu/*.test
+rm -f .gpu/*.test .gpu/*.pkg
 if [ $# -gt 0 ]; then
 	pkgs=("$@")
 else
@@ -25,6 +25,9 @@ for p in "${pkgs[@]}"; do
 	name=$(echo "${p#./}" | tr / _)
 	case $name in "" | .) name=root ;; esac
 	if CGO_ENABLED=0 go test -c -tags gpu -o ".gpu/$name.test" "$p"; then
+		# gpu-run.sh runs each binary from its package's folder, as go test
+		# does: tests read their testdata and sources relative to it.
+		echo "${p#./}" >".gpu/$name.pkg"
 		echo "gpu-build: $p -> .gpu/$name.test"
 	else
 		echo "gpu-build: $p FAILED to build; skipped" >&2

@@ -81,11 +81,14 @@ for t in "${tests[@]}"; do
 	name=$(basename "$t" .test)
 	log="$logs/$name.log"
 	binlogs+=("$log")
-	dir=.gpu
+	# From the package's folder, as go test runs it (gpu-build.sh wrote
+	# it beside the binary): tests read testdata and sources relative to it.
+	dir=.
+	[ -s ".gpu/$name.pkg" ] && dir=$(cat ".gpu/$name.pkg")
+	[ -d "$dir" ] || dir=.
 	args=()
 	case $name in
-	plugins_nvshmem) dir=plugins/nvshmem args=(-test.run GPU) ;;
-	root) dir=. args=(-test.run GPU) ;;
+	plugins_nvshmem | root) args=(-test.run GPU) ;;
 	esac
 	echo "== $name"
 	(cd "$dir" && "$root/$t" -test.v -test.count=1 -test.timeout=5m "${args[@]}") 2>&1 | tee "$log"
