@@ -33,6 +33,7 @@ var fakes struct {
 	dir        string
 	cuda, musa string // absolute paths of libcuda.so.1 / libmusa.so.1
 	hip        string // libamdhip64.so.6
+	nvml       string // libnvidia-ml.so.1 (the presence tier's NVML)
 	missing    string // a folder that holds no library
 }
 
@@ -62,7 +63,8 @@ func buildFakes(t *testing.T) {
 		cuda := drivertest.BuildFake(t, "cuda", lib)
 		musa := drivertest.BuildFake(t, "musa", lib)
 		hip := drivertest.BuildFake(t, "hip", lib)
-		fakes.cuda, fakes.musa, fakes.hip = cuda, musa, hip
+		nvml := drivertest.BuildFake(t, "nvml", lib)
+		fakes.cuda, fakes.musa, fakes.hip, fakes.nvml = cuda, musa, hip, nvml
 	})
 	if fakes.cuda == "" {
 		t.Fatal("building the fake driver libraries failed in an earlier test")

@@ -93,11 +93,13 @@ func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 
 // WithFreeMemory makes the isolated tier's children learn each device's
 // free memory too, so that MemInfo answers it without initializing the
-// driver in this process: for hosts that show it (the CLI's info). It
-// creates each device's primary context in the child, about 150 ms a GPU
-// on an H200, so it is off by default. The presence tier has free memory
-// from the management library anyway; the exact tier learns it on
-// MemInfo.
+// driver in this process: for hosts that show it (the CLI's info). A child
+// asks the vendor's management library for it (NVML, MTML, ...), matching
+// devices by PCI bus id, never the driver (which would create each
+// device's context: about 150 ms a GPU on an H200); a device no
+// management library answers for keeps it unknown. The presence tier has
+// free memory from the management library anyway; the exact tier learns it
+// on MemInfo.
 func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 
 // WithOneCPU is for a program that initializes drivers and exits soon after

@@ -344,10 +344,12 @@ func TestProbeTiers(t *testing.T) {
 			}
 			return n
 		}
-		seen, log := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "TIER_FREE_MEMORY=1", "TIER_MEMINFO=1")
+		// The child learns it from the management library (NVML: the fake
+		// says 79 GiB free), never by making a context per device.
+		seen, log := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "FLAGOS_LIBNVML_PATH="+fakes.nvml, "TIER_FREE_MEMORY=1", "TIER_MEMINFO=1")
 		require.Empty(t, seen.InitErr)
 		require.Empty(t, seen.MemInfoErr)
-		assert.NotZero(t, seen.FreeMemory)
+		assert.Equal(t, uint64(79<<30), seen.FreeMemory, "NVML's answer, matched to the device by its PCI bus id")
 		assert.Equal(t, 1, inits(log), "with WithFreeMemory the child's answer holds it: only the child ran cuInit")
 
 		// Without it the child creates no context, and MemInfo says it was
