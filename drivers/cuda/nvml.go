@@ -47,8 +47,8 @@ const NVMLEnvVar = "FLAGOS_LIBNVML_PATH"
 // SourceNVML is the presence Report.Source of NVML's answer.
 const SourceNVML = "nvml"
 
-// NVMLLibrary is where NVML is looked for.
-var NVMLLibrary = clib.Library{
+// nvmlLibrary is where NVML is looked for.
+var nvmlLibrary = clib.Library{
 	Name:    "libnvidia-ml",
 	EnvVar:  NVMLEnvVar,
 	Sonames: []string{"libnvidia-ml.so.1"},
@@ -104,7 +104,7 @@ type nvmlPciInfo struct {
 func NVML(e *presence.Env) (r presence.Report) {
 	r.Source = SourceNVML
 	defer presence.Guard(&r)
-	lib := e.Open(NVMLLibrary, &r)
+	lib := e.Open(nvmlLibrary, &r)
 	if lib == nil {
 		return r
 	}

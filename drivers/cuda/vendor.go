@@ -63,15 +63,15 @@ func Family(prefix, errPrefix string) *driver.Vendor {
 		Results:     Results(errPrefix),
 		ErrorPrefix: errPrefix,
 		ErrorText:   driver.ErrorTextOut,
-		Attributes:  Attributes,
+		Attributes:  attributes,
 		Context:     driver.PrimaryContext,
 		JIT:         driver.JITOptions{ErrorLogBuffer: 5, ErrorLogBufferSize: 6}, // CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES)
 	}
 }
 
-// Attributes are CUdevice_attribute's numbers (MUdevice_attribute has the
+// attributes are CUdevice_attribute's numbers (MUdevice_attribute has the
 // same).
-var Attributes = driver.Attributes{
+var attributes = driver.Attributes{
 	MultiprocessorCount:    16, // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 	ComputeCapabilityMajor: 75, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 	ComputeCapabilityMinor: 76, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR

@@ -69,11 +69,11 @@ func TestResults(t *testing.T) {
 		719: {device.ErrLaunchFailed},
 		801: {device.ErrNotSupported},
 	} {
-		r, ok := Results[code]
+		r, ok := results[code]
 		require.True(t, ok, "code %d", code)
 		assert.ElementsMatch(t, want, r.Is, "%s (%d)", r.Name, code)
 	}
-	for code, r := range Results {
+	for code, r := range results {
 		assert.Regexp(t, `^hip(Success|Error[A-Z][A-Za-z]+)$`, r.Name, code)
 		for _, e := range r.Is {
 			assert.NotEqual(t, driver.ErrStubLibrary, e, "HIP has no stub library code")

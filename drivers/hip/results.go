@@ -5,14 +5,14 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 )
 
-// Results is the hipError_t table of hip_runtime_api.h (ROCm 6.2, with the
+// results is the hipError_t table of hip_runtime_api.h (ROCm 6.2, with the
 // codes later headers added): each code's name as hipGetErrorName writes it
 // and the sentinels it matches. Where a number has two names
 // (hipErrorOutOfMemory and the deprecated hipErrorMemoryAllocation) the
 // runtime's own answer is used. hipErrorTbd, the enum's moving end marker,
 // is left out. HIP has no stub-library code (CUDA's 34): ROCm ships no
 // link-time stub of libamdhip64.
-var Results = map[int]driver.Result{
+var results = map[int]driver.Result{
 	0:    r("hipSuccess"),
 	1:    r("hipErrorInvalidValue", device.ErrInvalidValue),
 	2:    r("hipErrorOutOfMemory", device.ErrOutOfMemory),

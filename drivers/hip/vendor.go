@@ -54,11 +54,11 @@ var vendor = &driver.Vendor{
 		// and Hygon alike: without it hipInit reports hipErrorNoDevice.
 		Nodes: []string{"/dev/kfd"},
 	},
-	Symbols:     Symbols,
-	Results:     Results,
+	Symbols:     symbols,
+	Results:     results,
 	ErrorPrefix: "HIP_",
 	ErrorText:   driver.ErrorTextReturned,
-	Attributes:  Attributes,
+	Attributes:  attributes,
 	OrdinalArgs: []driver.Op{driver.OpDeviceAttribute, driver.OpDevicePCIBusID},
 	Context:     driver.CurrentDevice,
 	// JIT is zero: hipModuleLoadDataEx ignores its options (clr passes
@@ -77,19 +77,19 @@ var vendor = &driver.Vendor{
 	},
 }
 
-// Attributes are hipDeviceAttribute_t's numbers (the same from ROCm 5.0,
+// attributes are hipDeviceAttribute_t's numbers (the same from ROCm 5.0,
 // which renumbered the enum, to 7.x).
-var Attributes = driver.Attributes{
+var attributes = driver.Attributes{
 	MultiprocessorCount:    63, // hipDeviceAttributeMultiprocessorCount
 	ComputeCapabilityMajor: 23, // hipDeviceAttributeComputeCapabilityMajor
 	ComputeCapabilityMinor: 61, // hipDeviceAttributeComputeCapabilityMinor
 }
 
-// Symbols is the HIP symbol table: each operation's one function, with the
+// symbols is the HIP symbol table: each operation's one function, with the
 // C shape driver.Op gives. The context functions (hipCtx*,
 // hipDevicePrimaryCtx*) are not bound: they are deprecated and the
 // CurrentDevice model does not need them.
-var Symbols = map[driver.Op][]string{
+var symbols = map[driver.Op][]string{
 	driver.OpInit:            {"hipInit"},
 	driver.OpDriverVersion:   {"hipDriverGetVersion"},
 	driver.OpDeviceCount:     {"hipGetDeviceCount"},

@@ -60,8 +60,8 @@ const MTMLEnvVar = "FLAGOS_LIBMTML_PATH"
 // SourceMTML is the presence Report.Source of MTML's answer.
 const SourceMTML = "mtml"
 
-// MTMLLibrary is where MTML is looked for.
-var MTMLLibrary = clib.Library{
+// mtmlLibrary is where MTML is looked for.
+var mtmlLibrary = clib.Library{
 	Name:    "libmtml",
 	EnvVar:  MTMLEnvVar,
 	Sonames: []string{"libmtml.so", "libmtml.so.2"},
@@ -124,7 +124,7 @@ const mtmlMPCParent = 1
 func MTML(e *presence.Env) (r presence.Report) {
 	r.Source = SourceMTML
 	defer presence.Guard(&r)
-	lib := e.Open(MTMLLibrary, &r)
+	lib := e.Open(mtmlLibrary, &r)
 	if lib == nil {
 		return r
 	}
