@@ -7,9 +7,12 @@ other round, so no command always follows the same one: how long cuInit
 takes depends on what used the GPU just before), and prints min / median /
 max in milliseconds and the ratios the presence-tier issue sets as goals:
 
+  flagshim list (the CLI's default)       <= 1.2 x nvidia-smi -L
+  flagshim info (the default: isolated)   <= 1.15 x the C floor (dlopen + cuInit + enumerate)
+  flagshim resolve cuda:0 (default)       <= 1.15 x the C floor
   FLAGOS_PROBE=presence flagshim list     <= 1.2 x nvidia-smi -L
   FLAGOS_PROBE=presence flagshim resolve  <= 1.2 x nvidia-smi -L
-  FLAGOS_PROBE=exact flagshim info        <= 1.05 x the C floor (dlopen + cuInit + enumerate)
+  FLAGOS_PROBE=exact flagshim info        <= 1.05 x the C floor
   and the isolated tier's cost against the exact one in-process.
 
   scripts/probe-bench.py [ROUNDS]        # from the repository root, .gpu/flagshim and .gpu/cfloor-probe built
@@ -26,6 +29,9 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 FS = os.path.abspath(".gpu/flagshim")
 CMDS = [
     ("nvidia-smi -L", ["nvidia-smi", "-L"], {}),
+    ("default: flagshim list", [FS, "list"], {}),
+    ("default: flagshim info", [FS, "info"], {}),
+    ("default: flagshim resolve cuda:0", [FS, "resolve", "cuda:0"], {}),
     ("C floor (dlopen+cuInit+enumerate)", [os.path.abspath(".gpu/cfloor-probe")], {}),
     ("presence: flagshim list", [FS, "list"], {"FLAGOS_PROBE": "presence"}),
     ("presence: flagshim resolve cuda:0", [FS, "resolve", "cuda:0"], {"FLAGOS_PROBE": "presence"}),
@@ -42,7 +48,7 @@ if EXACT:
 
 
 def run(argv, extra):
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "FLAGOS_PROBE"}  # the defaults are the CLI's own
     env.update(extra)
     t = time.perf_counter()
     p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -78,6 +84,9 @@ def main():
         print(f"the {len(pairs)} pairs' ratios: median {statistics.median(pairs):.3f}, quartiles "
               f"{pairs[len(pairs) // 4]:.3f} / {pairs[3 * len(pairs) // 4]:.3f}")
         return
+    ratio("default: flagshim list", "nvidia-smi -L", 1.2)
+    ratio("default: flagshim info", "C floor (dlopen+cuInit+enumerate)", 1.15)
+    ratio("default: flagshim resolve cuda:0", "C floor (dlopen+cuInit+enumerate)", 1.15)
     ratio("presence: flagshim list", "nvidia-smi -L", 1.2)
     ratio("presence: flagshim resolve cuda:0", "nvidia-smi -L", 1.2)
     ratio("exact: flagshim info", "C floor (dlopen+cuInit+enumerate)", 1.05)
