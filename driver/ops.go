@@ -57,6 +57,19 @@ const (
 	OpEventElapsedTime  // cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 	OpEventDestroy      // cuEventDestroy_v2(CUevent)
 
+	// Graphs: capture a stream's work, instantiate it, replay it. The mode
+	// is a CUstreamCaptureMode (GLOBAL 0, THREAD_LOCAL 1, RELAXED 2; HIP's
+	// hipStreamCaptureMode has the same numbers). Instantiate is the
+	// three-argument form: CUDA's bare cuGraphInstantiate export is the
+	// five-argument CUDA 10.0 ABI and HIP's bare hipGraphInstantiate is
+	// five-argument too, so neither is ever bound.
+	OpStreamBeginCapture // cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode mode)
+	OpStreamEndCapture   // cuStreamEndCapture(CUstream, CUgraph *graph)
+	OpGraphInstantiate   // cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph, unsigned long long flags)
+	OpGraphLaunch        // cuGraphLaunch(CUgraphExec, CUstream)
+	OpGraphExecDestroy   // cuGraphExecDestroy(CUgraphExec)
+	OpGraphDestroy       // cuGraphDestroy(CUgraph)
+
 	numOps
 )
 
@@ -68,6 +81,7 @@ var opNames = [numOps]string{
 	"ModuleLoadDataEx", "ModuleLoadData", "ModuleUnload", "ModuleGetFunction", "ModuleGetGlobal", "LaunchKernel",
 	"StreamCreate", "StreamSynchronize", "StreamDestroy", "StreamWaitEvent", "MemcpyHtoDAsync", "MemcpyDtoHAsync",
 	"EventCreate", "EventRecord", "EventSynchronize", "EventElapsedTime", "EventDestroy",
+	"StreamBeginCapture", "StreamEndCapture", "GraphInstantiate", "GraphLaunch", "GraphExecDestroy", "GraphDestroy",
 }
 
 // opSigs say what each operation's arguments are, for traces (clib.Sym.Sig):
@@ -85,6 +99,8 @@ var opSigs = [numOps]string{
 	OpStreamCreate: "pu", OpStreamSynchronize: "h", OpStreamDestroy: "h", OpStreamWaitEvent: "hhu",
 	OpMemcpyHtoDAsync: "hpuh", OpMemcpyDtoHAsync: "phuh",
 	OpEventCreate: "pu", OpEventRecord: "hh", OpEventSynchronize: "h", OpEventElapsedTime: "phh", OpEventDestroy: "h",
+	OpStreamBeginCapture: "hi", OpStreamEndCapture: "hp", OpGraphInstantiate: "phu", OpGraphLaunch: "hh",
+	OpGraphExecDestroy: "h", OpGraphDestroy: "h",
 }
 
 // String is the operation's name: "DeviceTotalMem".
@@ -118,6 +134,7 @@ var features = []struct {
 	{"events", []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventElapsedTime, OpEventDestroy}},
 	{"pinned host memory", []Op{OpMemHostAlloc, OpMemFreeHost}},
 	{"asynchronous copies", []Op{OpMemcpyHtoDAsync, OpMemcpyDtoHAsync}},
+	{"graphs", graphOps},
 	{"PCI bus ids", []Op{OpDevicePCIBusID}},
 	{"UUIDs", []Op{OpDeviceUUID}},
 }
