@@ -216,10 +216,10 @@ func (e *GraphExec) Launch(st device.Stream) error {
 			return fmt.Errorf("%w: %s: GraphExec.Launch: not a stream of this backend: %T", device.ErrInvalidValue, e.s.v.Type, st)
 		case x.s != e.s:
 			return fmt.Errorf("%w: %s: GraphExec.Launch: the stream belongs to another backend", device.ErrInvalidValue, e.s.v.Type)
-		case x.dev != e.dev:
-			return fmt.Errorf("%w: %s: GraphExec.Launch of a graph of device %d on a stream of device %d", device.ErrInvalidValue, e.s.v.Type, e.dev.ordinal, x.dev.ordinal)
 		case x.gone.Load():
 			return x.released("GraphExec.Launch")
+		case x.dev != e.dev:
+			return fmt.Errorf("%w: %s: GraphExec.Launch of a graph of device %d on a stream of device %d", device.ErrInvalidValue, e.s.v.Type, e.dev.ordinal, x.dev.ordinal)
 		}
 		sh = x.h[0]
 	}

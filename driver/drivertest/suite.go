@@ -32,8 +32,8 @@ type Suite struct {
 	FakeSource  string
 	FakeSoname  string
 	FakeDefines []string
-	Version [2]int         // the fake's default driver version, decoded
-	Child   string         // the top-level test that runs the suite (Test): "TestFakes" when empty
+	Version     [2]int // the fake's default driver version, decoded
+	Child       string // the top-level test that runs the suite (Test): "TestFakes" when empty
 
 	// PCIBusID is the form of the fake's PCI bus ids, with one verb for the
 	// bus number; "" is CUDA's "00000000:%02X:00.0" (HIP's is
