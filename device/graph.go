@@ -95,9 +95,10 @@ type GraphExec interface {
 	// Device is the index of the graph's device.
 	Device() int
 	// Launch queues the whole graph on s, a stream of the graph's device
-	// (nil: the device's default stream), and returns without waiting.
-	// Launches of one GraphExec run one after another, in the order they
-	// were queued, whatever their streams.
+	// (nil: the device's default stream), and returns without waiting. On
+	// a stream that is capturing, the replay is recorded too (a child
+	// graph). CUDA runs the launches of one instance one after another,
+	// in the order they were queued, whatever their streams.
 	Launch(s Stream) error
 	// Destroy releases the instance once its queued launches are done. A
 	// second call does nothing.

@@ -222,6 +222,11 @@ func (e *GraphExec) Launch(st device.Stream) error {
 			return fmt.Errorf("%w: %s: GraphExec.Launch of a graph of device %d on a stream of device %d", device.ErrInvalidValue, e.s.v.Type, e.dev.ordinal, x.dev.ordinal)
 		}
 		sh = x.h[0]
+		if c := x.capt.Load(); c != nil { // launched into a capture: a child graph of it
+			for _, m := range e.mods {
+				c.note(m)
+			}
+		}
 	}
 	if err := unloaded(e.s, e.mods, "GraphExec.Launch"); err != nil {
 		return err

@@ -216,6 +216,20 @@ func graphs(t *testing.T, s *Suite, b *driver.Backend) {
 	}
 	require.NoError(t, st.Synchronize())
 
+	// An instance launched into a capture is recorded with its work.
+	before := binary.LittleEndian.Uint32(hb.Bytes())
+	require.NoError(t, g.BeginCapture(st))
+	require.NoError(t, exec.Launch(st))
+	outer, err := g.EndCapture(st)
+	require.NoError(t, err)
+	oexec, err := outer.Instantiate()
+	require.NoError(t, err)
+	require.NoError(t, oexec.Launch(st))
+	require.NoError(t, ev.Synchronize())
+	checkCounters(t, hb.Bytes(), before+2, "a replay of a graph that launched an instance")
+	require.NoError(t, oexec.Destroy())
+	require.NoError(t, outer.Destroy())
+
 	// A graph whose kernels' module is unloaded neither instantiates nor
 	// launches.
 	other, err := b.LoadModule(1, []byte(AddImage), "other")
