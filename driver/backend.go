@@ -23,7 +23,7 @@ import (
 const DefaultInitTimeout = 30 * time.Second
 
 // Backend is one vendor's driver as a device.Backend, device.Describer,
-// device.Memory, device.Compute and device.Streams. Creating one does no
+// device.Memory, device.Compute, device.Streams and device.Graphs. Creating one does no
 // I/O: the library is opened and initialized by the first call of any
 // method, once, and the outcome is kept for the life of the Backend. Its
 // methods are safe for concurrent use.
@@ -327,4 +327,5 @@ var (
 	_ device.Memory    = (*Backend)(nil)
 	_ device.Compute   = (*Backend)(nil)
 	_ device.Streams   = (*Backend)(nil)
+	_ device.Graphs    = (*Backend)(nil)
 )

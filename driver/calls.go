@@ -331,3 +331,32 @@ func (a *api) funcParamInfo(f uintptr, index int) (offset, size uint64, err erro
 	r := a.call(OpFuncGetParamInfo, f, uintptr(index), uintptr(unsafe.Pointer(&offset)), uintptr(unsafe.Pointer(&size)))
 	return offset, size, a.check(OpFuncGetParamInfo, r)
 }
+
+// captureRelaxed is CU_STREAM_CAPTURE_MODE_RELAXED (hipStreamCaptureModeRelaxed):
+// see device.Graphs for why flagshim captures in no other mode.
+const captureRelaxed = 2
+
+func (a *api) streamBeginCapture(s uintptr) error {
+	return a.check(OpStreamBeginCapture, a.callList(OpStreamBeginCapture, []uintptr{s, captureRelaxed}))
+}
+
+// streamEndCapture ends s's capture; the graph is 0 when the driver gives
+// none (an invalidated capture).
+func (a *api) streamEndCapture(s uintptr) (uintptr, error) {
+	var g uintptr
+	r := a.call(OpStreamEndCapture, s, uintptr(unsafe.Pointer(&g)))
+	return g, a.check(OpStreamEndCapture, r)
+}
+
+// graphInstantiate instantiates g with flags 0.
+func (a *api) graphInstantiate(g uintptr) (uintptr, error) {
+	var e uintptr
+	r := a.call(OpGraphInstantiate, uintptr(unsafe.Pointer(&e)), g, 0)
+	return e, a.check(OpGraphInstantiate, r)
+}
+
+// graphLaunch launches an instantiated graph from a prebuilt list {exec,
+// stream}: no allocation.
+func (a *api) graphLaunch(args []uintptr) error {
+	return a.check(OpGraphLaunch, a.callList(OpGraphLaunch, args))
+}

@@ -59,6 +59,19 @@ const (
 
 	OpFuncGetParamInfo // cuFuncGetParamInfo(CUfunction, size_t index, size_t *offset, size_t *size): CUDA 12.4+; past the last parameter CUDA_ERROR_INVALID_VALUE
 
+	// Graphs: capture a stream's work, instantiate it, replay it. The mode
+	// is a CUstreamCaptureMode (GLOBAL 0, THREAD_LOCAL 1, RELAXED 2; HIP's
+	// hipStreamCaptureMode has the same numbers). Instantiate is the
+	// three-argument form: CUDA's bare cuGraphInstantiate export is the
+	// five-argument CUDA 10.0 ABI and HIP's bare hipGraphInstantiate is
+	// five-argument too, so neither is ever bound.
+	OpStreamBeginCapture // cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode mode)
+	OpStreamEndCapture   // cuStreamEndCapture(CUstream, CUgraph *graph)
+	OpGraphInstantiate   // cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph, unsigned long long flags)
+	OpGraphLaunch        // cuGraphLaunch(CUgraphExec, CUstream)
+	OpGraphExecDestroy   // cuGraphExecDestroy(CUgraphExec)
+	OpGraphDestroy       // cuGraphDestroy(CUgraph)
+
 	numOps
 )
 
@@ -71,6 +84,7 @@ var opNames = [numOps]string{
 	"StreamCreate", "StreamSynchronize", "StreamDestroy", "StreamWaitEvent", "MemcpyHtoDAsync", "MemcpyDtoHAsync",
 	"EventCreate", "EventRecord", "EventSynchronize", "EventElapsedTime", "EventDestroy",
 	"FuncGetParamInfo",
+	"StreamBeginCapture", "StreamEndCapture", "GraphInstantiate", "GraphLaunch", "GraphExecDestroy", "GraphDestroy",
 }
 
 // opSigs say what each operation's arguments are, for traces (clib.Sym.Sig):
@@ -88,7 +102,9 @@ var opSigs = [numOps]string{
 	OpStreamCreate: "pu", OpStreamSynchronize: "h", OpStreamDestroy: "h", OpStreamWaitEvent: "hhu",
 	OpMemcpyHtoDAsync: "hpuh", OpMemcpyDtoHAsync: "phuh",
 	OpEventCreate: "pu", OpEventRecord: "hh", OpEventSynchronize: "h", OpEventElapsedTime: "phh", OpEventDestroy: "h",
-	OpFuncGetParamInfo: "hupp",
+	OpFuncGetParamInfo:   "hupp",
+	OpStreamBeginCapture: "hi", OpStreamEndCapture: "hp", OpGraphInstantiate: "phu", OpGraphLaunch: "hh",
+	OpGraphExecDestroy: "h", OpGraphDestroy: "h",
 }
 
 // String is the operation's name: "DeviceTotalMem".
@@ -122,6 +138,7 @@ var features = []struct {
 	{"events", []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventElapsedTime, OpEventDestroy}},
 	{"pinned host memory", []Op{OpMemHostAlloc, OpMemFreeHost}},
 	{"asynchronous copies", []Op{OpMemcpyHtoDAsync, OpMemcpyDtoHAsync}},
+	{"graphs", graphOps},
 	{"PCI bus ids", []Op{OpDevicePCIBusID}},
 	{"UUIDs", []Op{OpDeviceUUID}},
 }

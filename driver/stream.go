@@ -19,6 +19,7 @@ type Stream struct {
 	h    [1]uintptr // the handle, as a prebuilt argument list
 	mu   sync.Mutex // serialises Destroy
 	gone atomic.Bool
+	capt atomic.Pointer[capture] // set between BeginCapture and EndCapture (graph.go)
 }
 
 // Event is an event of one device (CUevent, hipEvent_t): a device.Event.
@@ -152,7 +153,13 @@ func (st *Stream) Launch(fn device.Function, grid, block [3]uint32, sharedMem ui
 		return fmt.Errorf("%w: %s: function %q of module %q (device %d) launched on a stream of device %d",
 			device.ErrInvalidValue, st.s.v.Type, f.name, f.m.label, f.m.dev.ordinal, st.dev.ordinal)
 	}
-	return st.s.launch(f, st.h[0], grid, block, sharedMem, args)
+	if err := st.s.launch(f, st.h[0], grid, block, sharedMem, args); err != nil {
+		return err
+	}
+	if c := st.capt.Load(); c != nil {
+		c.note(f.m)
+	}
+	return nil
 }
 
 func (st *Stream) backend() *Backend { return st.b }
@@ -258,12 +265,16 @@ func (st *Stream) Synchronize() error {
 }
 
 // Destroy releases the stream (cuStreamDestroy_v2); queued work still
-// completes. A second call does nothing.
+// completes. A second call does nothing. A stream that is capturing is
+// refused: EndCapture first.
 func (st *Stream) Destroy() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.gone.Load() {
 		return nil
+	}
+	if st.capt.Load() != nil {
+		return fmt.Errorf("%w: %s: Destroy of a stream of device %d that is capturing: EndCapture first", device.ErrInvalidValue, st.s.v.Type, st.dev.ordinal)
 	}
 	err := st.do("Destroy", func(a *api) error { return a.handleOp(OpStreamDestroy, st.h[:]) })
 	if err != nil {

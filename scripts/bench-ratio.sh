@@ -2,7 +2,10 @@
 # The hot paths of the Go backend against the C floor (scripts/cfloor.c: the
 # same driver calls made from C), interleaved on one GPU machine, with the
 # ratios the compute issue sets as goals (Launch <= 1.15x, Synchronize <=
-# 1.3x, SetCurrent <= 3x, all with 0 allocations).
+# 1.3x, SetCurrent <= 3x, all with 0 allocations) and the graphs goal: one
+# replay of a graph of 100 nop launches, synchronized, <= 0.5x what C pays
+# for 100 cuLaunchKernel calls and a synchronize (BenchmarkGPUGraphReplay100,
+# in paired).
 #
 #   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/driver.test,
 #                                      # and for probe-bench.py and proc-split.py .gpu/flagshim, .gpu/cfloor-probe, .gpu/procsplit
@@ -40,11 +43,11 @@ paired)
 	mkdir -p "$logs"
 	log=$logs/bench-paired.log
 	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$root/.gpu/libcfloor.so ../../.gpu/drivers_cuda.test -test.run '^$' \
-		-test.bench 'GPUPaired' -test.benchmem -test.benchtime 2s -test.count "$counts") | tee "$log" | grep '^Benchmark'
+		-test.bench 'GPUPaired|GPUGraphReplay100' -test.benchmem -test.benchtime 2s -test.count "$counts") | tee "$log" | grep '^Benchmark'
 	echo "== medians of $counts counts: Go ns/op, C ns/op, the median of the slices' Go/C ratios"
 	awk '
-		/^BenchmarkGPUPaired/ {
-			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkGPUPaired\//, "", name)
+		/^BenchmarkGPU(Paired|GraphReplay100)\// {
+			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkGPUPaired\//, "", name); sub(/^BenchmarkGPU/, "", name)
 			for (i = 1; i <= NF; i++) {
 				if ($(i+1) == "ns/op") g[name, ++n[name]] = $i
 				if ($(i+1) == "c-ns/op") c[name, n[name]] = $i
@@ -59,9 +62,13 @@ paired)
 		}
 		END {
 			goal["SetCurrent"] = 3; goal["Synchronize"] = 1.3; goal["Launch3Args"] = 1.15; goal["Launch8Args"] = 1.15
+			# one iteration: 100 nop launches and a stream synchronize; Go replays a graph of them
+			goal["GraphReplay100/VsCLaunches"] = 0.5           # Go graph replay / C 100 x cuLaunchKernel
+			goal["GraphReplay100/VsCReplay"] = "-"             # Go graph replay / C cuGraphLaunch of the same graph
+			goal["GraphReplay100/GoLaunchesVsCLaunches"] = "-" # Go 100 x Stream.Launch / C 100 x cuLaunchKernel
 			for (i = 1; i <= k; i++) {
 				x = order[i]
-				printf "%-12s Go %9.1f  C %9.1f  Go/C %5.2f (goal <= %s)\n", x, median(g, x), median(c, x), median(r, x), goal[x]
+				printf "%-38s Go %9.1f  C %9.1f  Go/C %5.2f (goal <= %s)\n", x, median(g, x), median(c, x), median(r, x), goal[x]
 			}
 		}' "$log" | tee -a "$log"
 	;;
@@ -102,6 +109,8 @@ run)
 			row("Launch (8 args)", "BenchmarkGPULaunch8Args", "BenchmarkC_SetLaunch8Args", "1.15")
 			row("Launch (3) vs bare C", "BenchmarkGPULaunch3Args", "BenchmarkC_Launch3Args", "-")
 			row("Launch (8) vs bare C", "BenchmarkGPULaunch8Args", "BenchmarkC_Launch8Args", "-")
+			print "-- C alone: a graph of 100 nop launches replayed, against the 100 launches (each + a stream synchronize):"
+			row("C graph100 vs C launch100", "BenchmarkC_Graph100Sync", "BenchmarkC_Launch100Sync", "-")
 			print "-- the transition alone (driver package, no backend), against the same C loops:"
 			row("raw set+sync, one call", "BenchmarkGPURawSetThenSync", "BenchmarkC_Synchronize", "-")
 			row("raw sync, locked thread", "BenchmarkGPURawSyncLocked", "BenchmarkC_SyncOnly", "-")

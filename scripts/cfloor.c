@@ -16,7 +16,15 @@
  * both see the machine in the same state:
  *
  *   int  cfloor_open(const char *ptx);   0, or the CUresult that failed
+ *   int  cfloor_graph_open(void);        the graph loops' setup (after cfloor_open): 0, or the CUresult
  *   long cfloor_slice(int op, long n);   ns that n of op took (enum op below)
+ *
+ * The graph loops (drivers/cuda's BenchmarkGPUGraphReplay100) time one
+ * iteration as 100 nop3 launches and a synchronize of their stream, a
+ * stream created with the default flags as the Go backend's NewStream
+ * makes: OP_LAUNCH100 calls cuLaunchKernel 100 times, OP_GRAPH100 launches
+ * a graph of those 100 launches (captured once, in relaxed mode, as the Go
+ * backend captures) with one cuGraphLaunch.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -37,6 +45,15 @@ static CUresult (*cuModuleLoadData)(CUmodule *, const void *);
 static CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 static CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
+
+typedef void *CUgraph, *CUgraphExec;
+static CUresult (*cuStreamCreate)(CUstream *, unsigned);
+static CUresult (*cuStreamSynchronize)(CUstream);
+static CUresult (*cuStreamBeginCapture_v2)(CUstream, int);
+static CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+static CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+static void *libcuda;
 
 static void *sym(void *lib, const char *name) {
 	void *f = dlsym(lib, name);
@@ -64,7 +81,8 @@ static char *slurp(const char *path) {
 	return b;
 }
 
-enum op { OP_SET_CURRENT, OP_SYNCHRONIZE, OP_SYNC_ONLY, OP_SET_LAUNCH3, OP_SET_LAUNCH8, OP_LAUNCH3, OP_LAUNCH8 };
+enum op { OP_SET_CURRENT, OP_SYNCHRONIZE, OP_SYNC_ONLY, OP_SET_LAUNCH3, OP_SET_LAUNCH8, OP_LAUNCH3, OP_LAUNCH8,
+	OP_LAUNCH100, OP_GRAPH100 };
 
 static int dev;
 static CUcontext ctx;
@@ -84,6 +102,7 @@ static int setup(const char *ptx) {
 	const char *path = getenv("FLAGOS_LIBCUDA_PATH");
 	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) { fprintf(stderr, "cfloor: %s\n", dlerror()); return -1; }
+	libcuda = lib;
 	if (!(cuInit = sym(lib, "cuInit")) || !(cuDeviceGet = sym(lib, "cuDeviceGet")) ||
 	    !(cuDevicePrimaryCtxRetain = sym(lib, "cuDevicePrimaryCtxRetain")) ||
 	    !(cuCtxSetCurrent = sym(lib, "cuCtxSetCurrent")) || !(cuCtxSynchronize = sym(lib, "cuCtxSynchronize")) ||
@@ -97,6 +116,32 @@ static int setup(const char *ptx) {
 	    (r = cuMemAlloc(&p, 64)))
 		return r;
 	a0 = p, a1 = p + 8, a4 = 1ULL << 40, a5 = 3;
+	return 0;
+}
+
+static CUstream gstream;
+static CUgraphExec gexec;
+
+/* graph_setup creates the graph loops' stream and captures the 100-launch
+ * graph; 0 or the failing CUresult (-1: a symbol is missing). */
+static int graph_setup(void) {
+	if (!(cuStreamCreate = sym(libcuda, "cuStreamCreate")) || !(cuStreamSynchronize = sym(libcuda, "cuStreamSynchronize")) ||
+	    !(cuStreamBeginCapture_v2 = sym(libcuda, "cuStreamBeginCapture_v2")) ||
+	    !(cuStreamEndCapture = sym(libcuda, "cuStreamEndCapture")) ||
+	    !(cuGraphInstantiateWithFlags = sym(libcuda, "cuGraphInstantiateWithFlags")) ||
+	    !(cuGraphLaunch = sym(libcuda, "cuGraphLaunch")))
+		return -1;
+	CUresult r;
+	CUgraph g;
+	if ((r = cuCtxSetCurrent(ctx)) || (r = cuStreamCreate(&gstream, 0)) || (r = cuStreamBeginCapture_v2(gstream, 2 /* RELAXED */)))
+		return r;
+	for (int i = 0; i < 100; i++)
+		if ((r = cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, gstream, args3, NULL))) return r;
+	if ((r = cuStreamEndCapture(gstream, &g)) || (r = cuGraphInstantiateWithFlags(&gexec, g, 0)))
+		return r;
+	/* one replay first: the first launch of an instance uploads it */
+	if ((r = cuGraphLaunch(gexec, gstream)) || (r = cuStreamSynchronize(gstream)))
+		return r;
 	return 0;
 }
 
@@ -131,14 +176,31 @@ static double slice(enum op op, long n) {
 		t = now();
 		for (long i = 0; i < n; i++) CHECK(cuLaunchKernel(nop8, 1, 1, 1, 1, 1, 1, 0, NULL, args8, NULL));
 		break;
+	case OP_LAUNCH100:
+		CHECK(cuCtxSetCurrent(ctx));
+		t = now();
+		for (long i = 0; i < n; i++) {
+			for (int k = 0; k < 100; k++) CHECK(cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, gstream, args3, NULL));
+			CHECK(cuStreamSynchronize(gstream));
+		}
+		break;
+	case OP_GRAPH100:
+		CHECK(cuCtxSetCurrent(ctx));
+		t = now();
+		for (long i = 0; i < n; i++) {
+			CHECK(cuGraphLaunch(gexec, gstream));
+			CHECK(cuStreamSynchronize(gstream));
+		}
+		break;
 	}
 	double dt = now() - t;
-	if (op >= OP_SET_LAUNCH3) CHECK(cuCtxSynchronize());
+	if (op >= OP_SET_LAUNCH3 && op <= OP_LAUNCH8) CHECK(cuCtxSynchronize());
 	return dt;
 }
 
 #ifdef CFLOOR_LIB
 int cfloor_open(const char *ptx) { return setup(ptx); }
+int cfloor_graph_open(void) { return graph_setup(); }
 long cfloor_slice(int op, long n) { return (long)slice((enum op)op, n); }
 #else
 int main(int argc, char **argv) {
@@ -147,14 +209,20 @@ int main(int argc, char **argv) {
 	int repeats = argc > 3 ? atoi(argv[3]) : 5;
 	int r0 = setup(argv[1]);
 	if (r0) { fprintf(stderr, "cfloor: setup failed: %d\n", r0); return 1; }
-	static const struct { enum op op; const char *name; int tenth; } loops[] = {
-		{OP_SET_CURRENT, "SetCurrent", 0}, {OP_SYNCHRONIZE, "Synchronize", 0}, {OP_SYNC_ONLY, "SyncOnly", 0},
-		{OP_LAUNCH3, "Launch3Args", 1}, {OP_SET_LAUNCH3, "SetLaunch3Args", 1},
-		{OP_LAUNCH8, "Launch8Args", 1}, {OP_SET_LAUNCH8, "SetLaunch8Args", 1},
+	int graphs = graph_setup();
+	if (graphs) fprintf(stderr, "cfloor: graph setup failed: %d; the graph loops are skipped\n", graphs);
+	/* div: a loop of iters/div iterations (each of 100 launches for the graph loops) */
+	static const struct { enum op op; const char *name; long div; } loops[] = {
+		{OP_SET_CURRENT, "SetCurrent", 1}, {OP_SYNCHRONIZE, "Synchronize", 1}, {OP_SYNC_ONLY, "SyncOnly", 1},
+		{OP_LAUNCH3, "Launch3Args", 10}, {OP_SET_LAUNCH3, "SetLaunch3Args", 10},
+		{OP_LAUNCH8, "Launch8Args", 10}, {OP_SET_LAUNCH8, "SetLaunch8Args", 10},
+		{OP_LAUNCH100, "Launch100Sync", 1000}, {OP_GRAPH100, "Graph100Sync", 1000},
 	};
 	for (int r = 0; r < repeats; r++) {
 		for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++) {
-			long n = loops[l].tenth ? iters / 10 : iters;
+			if (graphs && loops[l].op >= OP_LAUNCH100) continue;
+			long n = iters / loops[l].div;
+			if (n < 1) n = 1;
 			printf("BenchmarkC_%s\t%ld\t%.2f ns/op\n", loops[l].name, n, slice(loops[l].op, n) / n);
 		}
 		fflush(stdout);

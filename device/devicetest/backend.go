@@ -39,7 +39,7 @@ type Device struct {
 }
 
 // Backend is the fake machine: a device.Backend, device.Describer,
-// device.Memory, device.Compute and device.Streams. Its methods are safe
+// device.Memory, device.Compute, device.Streams and device.Graphs. Its methods are safe
 // for concurrent use.
 type Backend struct {
 	typ    device.Type

@@ -1,10 +1,10 @@
 // Package devicetest is a whole accelerator in pure Go for the tests of
 // programs that use flagshim, as go-nvml's mock is a whole NVIDIA machine:
 // devices with properties, device memory, modules whose kernels are Go
-// functions, streams, events and pinned host buffers, with the errors of a
-// real backend (the device package's sentinels) and module hooks applied as
-// the drivers apply them. It needs no GPU, no driver library and no C
-// compiler.
+// functions, streams, events, pinned host buffers and graphs (a stream's
+// work recorded and replayed), with the errors of a real backend (the
+// device package's sentinels) and module hooks applied as the drivers apply
+// them. It needs no GPU, no driver library and no C compiler.
 //
 //	fake := devicetest.New(devicetest.Config{Type: "acme", Devices: []devicetest.Device{{Name: "Acme 1"}, {Name: "Acme 2"}}})
 //	image := fake.AddModule("scale", devicetest.Module{Kernels: map[string]devicetest.Kernel{

@@ -15,10 +15,11 @@ type Stream struct {
 	b *Backend
 	d *dev
 
-	mu    sync.Mutex // guards queue, err, gone; held while the queue runs
+	mu    sync.Mutex // guards queue, err, gone, capt; held while the queue runs
 	queue []func() error
 	err   error // the first failure, sticky
 	gone  bool
+	capt  *capture // between BeginCapture and EndCapture: where queued work goes (graph.go)
 }
 
 // Event is a fake event: a timestamp taken when the work before its record
@@ -132,14 +133,30 @@ func (b *Backend) pinned(p []byte) bool {
 // Device is the stream's device.
 func (s *Stream) Device() int { return s.d.index }
 
-func (s *Stream) push(op string, f func() error) error {
+func (s *Stream) push(op string, f func() error) error { return s.enqueue(op, step{run: f}) }
+
+// enqueue queues st on the stream, or records it while the stream
+// captures.
+func (s *Stream) enqueue(op string, st step) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gone {
 		return fmt.Errorf("%w: %s: %s on a destroyed stream", device.ErrReleased, s.b.typ, op)
 	}
-	s.queue = append(s.queue, f)
+	if s.capt != nil {
+		s.capt.steps = append(s.capt.steps, st)
+		return nil
+	}
+	s.queueLocked(st)
 	return nil
+}
+
+// queueLocked puts st on the queue; mu held.
+func (s *Stream) queueLocked(st step) {
+	if st.queued != nil {
+		st.queued(s)
+	}
+	s.queue = append(s.queue, st.run)
 }
 
 // flush runs the queued work; the first error sticks.
@@ -163,7 +180,7 @@ func (s *Stream) Launch(fn device.Function, grid, block [3]uint32, sharedMem uin
 		return err
 	}
 	args = append([]any(nil), args...)
-	return s.push("Launch", func() error { return s.b.run(f, s.d, grid, block, sharedMem, args) })
+	return s.enqueue("Launch", step{run: func() error { return s.b.run(f, s.d, grid, block, sharedMem, args) }, mod: f.mod})
 }
 
 // CopyHtoD queues a copy from a host buffer to device memory.
@@ -210,17 +227,23 @@ func (s *Stream) Record(e device.Event) error {
 		return err
 	}
 	ev.mu.Lock()
-	if ev.gone {
-		ev.mu.Unlock()
+	gone := ev.gone
+	ev.mu.Unlock()
+	if gone {
 		return fmt.Errorf("%w: %s: Record of a destroyed event", device.ErrReleased, s.b.typ)
 	}
-	ev.on, ev.recorded = s, false
-	ev.mu.Unlock()
-	return s.push("Record", func() error {
-		ev.mu.Lock()
-		ev.at, ev.recorded, ev.on = time.Now(), true, nil
-		ev.mu.Unlock()
-		return nil
+	return s.enqueue("Record", step{
+		queued: func(on *Stream) { // when the record is queued (each replay's, for a captured one)
+			ev.mu.Lock()
+			ev.on, ev.recorded = on, false
+			ev.mu.Unlock()
+		},
+		run: func() error {
+			ev.mu.Lock()
+			ev.at, ev.recorded, ev.on = time.Now(), true, nil
+			ev.mu.Unlock()
+			return nil
+		},
 	})
 }
 
@@ -233,19 +256,33 @@ func (s *Stream) Wait(e device.Event) error {
 	return ev.Synchronize()
 }
 
-// Synchronize runs the queued work.
+// Synchronize runs the queued work. On a capturing stream it fails, as a
+// driver's does, and ruins the capture (EndCapture then fails).
 func (s *Stream) Synchronize() error {
 	s.mu.Lock()
-	gone := s.gone
+	gone, capt := s.gone, s.capt
+	if capt != nil {
+		capt.ruined = true
+	}
 	s.mu.Unlock()
 	if gone {
 		return fmt.Errorf("%w: %s: Synchronize on a destroyed stream", device.ErrReleased, s.b.typ)
 	}
+	if capt != nil {
+		return fmt.Errorf("%w: %s: Synchronize on a capturing stream; the capture is invalidated", device.ErrNotSupported, s.b.typ)
+	}
 	return s.flush()
 }
 
-// Destroy runs the queued work and releases the stream.
+// Destroy runs the queued work and releases the stream; a capturing stream
+// is refused (EndCapture first).
 func (s *Stream) Destroy() error {
+	s.mu.Lock()
+	capt := s.capt != nil
+	s.mu.Unlock()
+	if capt {
+		return fmt.Errorf("%w: %s: Destroy of a capturing stream: EndCapture first", device.ErrInvalidValue, s.b.typ)
+	}
 	err := s.flush()
 	s.mu.Lock()
 	if s.gone {

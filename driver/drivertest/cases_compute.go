@@ -18,12 +18,13 @@ import (
 
 // AddImage is a fake module (see fake_common.h): a global, the float add
 // kernel with the parameters of plugins/nvshmem/testdata/add.cu (a, b, c,
-// n), an echo of every argument type Launch takes, no-op kernels of 3 and 8
-// parameters and a kernel whose launch fails. No trailing NUL: LoadModule
-// must add it.
+// n), inc(p, n) adding 1 to n 32-bit counters, an echo of every argument
+// type Launch takes, no-op kernels of 3 and 8 parameters and a kernel whose
+// launch fails. No trailing NUL: LoadModule must add it.
 const AddImage = `fake-module
 global flagshim_marker 4
 function add add
+function inc inc
 function echo echo ptr i32 u32 i64 u64 f32 f64 ptr ptr
 function nop3 nop ptr ptr u32
 function nop8 nop ptr ptr u32 u32 u64 u64 f32 f64

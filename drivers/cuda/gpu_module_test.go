@@ -22,7 +22,8 @@ import (
 // gpuPTX (testdata/gpu.ptx, also read by the root package's GPU test and
 // scripts/cfloor.c) is written by hand (no nvcc needed to build or run the test): a
 // global initialised to 7, add(a, b, c, n) as in
-// plugins/nvshmem/testdata/add.cu, echo(out, i32, u32, i64, u64, f32, f64)
+// plugins/nvshmem/testdata/add.cu, inc(p, n) adding 1 to each of n 32-bit
+// counters (the graph tests), echo(out, i32, u32, i64, u64, f32, f64)
 // storing each argument in an 8-byte slot of out, and no-op kernels of 3
 // and 8 parameters for the launch benchmarks. The shapes match the fake's
 // module (drivertest.AddImage), so the same checks run on both.

@@ -141,6 +141,20 @@ func Symbols(prefix string) map[driver.Op][]string {
 		// *paramOffset, size_t *paramSize)"); older drivers lack it and the
 		// argument count of a launch is then not checked.
 		driver.OpFuncGetParamInfo: names("FuncGetParamInfo"),
+
+		// Graphs (cuda.h 13.0; research: docs of the graphs issue). The
+		// capture with a mode is the _v2 export: bare cuStreamBeginCapture is
+		// the one-argument CUDA 10.0 ABI. cuda.h #defines cuGraphInstantiate
+		// to cuGraphInstantiateWithFlags (3 arguments, CUDA 11.4); the bare
+		// cuGraphInstantiate and cuGraphInstantiate_v2 exports take 5, so
+		// neither is bound. MUSA's names (the mu mirror) are overridden in
+		// drivers/musa where they are not confirmed.
+		driver.OpStreamBeginCapture: names("StreamBeginCapture_v2"),
+		driver.OpStreamEndCapture:   names("StreamEndCapture"),
+		driver.OpGraphInstantiate:   names("GraphInstantiateWithFlags"),
+		driver.OpGraphLaunch:        names("GraphLaunch"),
+		driver.OpGraphExecDestroy:   names("GraphExecDestroy"),
+		driver.OpGraphDestroy:       names("GraphDestroy"),
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 // The optional capabilities, forwarded: flagos asks the backend it routes to
 // the same question, as a database/sql wrapper asks its driver. A routed
 // backend that lacks one gives an error matching device.ErrNotSupported.
-// Modules, functions, streams, events and host buffers are the vendor's own
-// values (a module loaded through flagos on musa is a musa module, and the
-// vendor backend's module hooks apply to it).
+// Modules, functions, streams, events, host buffers, graphs and their
+// instances are the vendor's own values (a module loaded through flagos on
+// musa is a musa module, and the vendor backend's module hooks apply to it;
+// a graph captured through flagos is a musa graph, and replaying it costs
+// what it costs on musa).
 
 // memory returns the route and its Memory for a call on device index.
 func (b *Backend) memory(index int) (*route, device.Memory, error) {
@@ -48,6 +50,25 @@ func (b *Backend) streams(index int) (*route, device.Streams, error) {
 		return nil, nil, r.wrap("streams", index, err)
 	}
 	return r, s, nil
+}
+
+// graphs returns the route and its Graphs for a capture on st (a stream of
+// the routed backend; nil routes by the current device, and the routed
+// backend refuses it).
+func (b *Backend) graphs(st device.Stream) (int, *route, device.Graphs, error) {
+	index := -1
+	if st != nil {
+		index = st.Device()
+	}
+	r, err := b.check(index)
+	if err != nil {
+		return index, nil, nil, err
+	}
+	g, err := device.GraphsOf(r.to)
+	if err != nil {
+		return index, nil, nil, r.wrap("graphs", index, err)
+	}
+	return index, r, g, nil
 }
 
 // MemInfo is the routed device's free and total memory.
@@ -175,4 +196,31 @@ func (b *Backend) AllocHost(index int, size uint64) (device.HostBuffer, error) {
 		return nil, r.wrap("alloc host", index, err)
 	}
 	return hb, nil
+}
+
+// BeginCapture starts recording st, a stream of the routed backend (from
+// NewStream), through the routed backend's graphs.
+func (b *Backend) BeginCapture(st device.Stream) error {
+	index, r, g, err := b.graphs(st)
+	if err != nil {
+		return err
+	}
+	if err := g.BeginCapture(st); err != nil {
+		return r.wrap("begin capture", index, err)
+	}
+	return nil
+}
+
+// EndCapture ends st's capture and returns the routed backend's graph; its
+// instances launch on the routed backend's streams.
+func (b *Backend) EndCapture(st device.Stream) (device.Graph, error) {
+	index, r, g, err := b.graphs(st)
+	if err != nil {
+		return nil, err
+	}
+	gr, err := g.EndCapture(st)
+	if err != nil {
+		return nil, r.wrap("end capture", index, err)
+	}
+	return gr, nil
 }

@@ -451,4 +451,5 @@ var (
 	_ device.Memory    = (*Backend)(nil)
 	_ device.Compute   = (*Backend)(nil)
 	_ device.Streams   = (*Backend)(nil)
+	_ device.Graphs    = (*Backend)(nil)
 )

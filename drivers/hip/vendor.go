@@ -132,6 +132,17 @@ var symbols = map[driver.Op][]string{
 	driver.OpEventSynchronize:  {"hipEventSynchronize"},
 	driver.OpEventElapsedTime:  {"hipEventElapsedTime"},
 	driver.OpEventDestroy:      {"hipEventDestroy"},
+
+	// Graphs (hip_runtime_api.h, HIP 6.3 and 7; exported since HIP 4.3,
+	// WithFlags since 4.5). Bare hipGraphInstantiate takes 5 arguments (the
+	// shape of CUDA's cuGraphInstantiate_v2), so the 3-argument
+	// hipGraphInstantiateWithFlags is bound.
+	driver.OpStreamBeginCapture: {"hipStreamBeginCapture"},
+	driver.OpStreamEndCapture:   {"hipStreamEndCapture"},
+	driver.OpGraphInstantiate:   {"hipGraphInstantiateWithFlags"},
+	driver.OpGraphLaunch:        {"hipGraphLaunch"},
+	driver.OpGraphExecDestroy:   {"hipGraphExecDestroy"},
+	driver.OpGraphDestroy:       {"hipGraphDestroy"},
 }
 
 // New returns a HIP backend (driver.New(Vendor, opts...)). It does no I/O.

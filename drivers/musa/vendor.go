@@ -49,6 +49,19 @@ var vendor = func() *driver.Vendor {
 		Doc: "the absolute path of MTML (libmtml.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
 	v.Auto = AutoRank
 	v.PCIVendors = []uint16{PCIVendorMooreThreads}
+	// Graphs. No public musa.h states MUSA's graph exports; public code
+	// that builds against it (FlagFFT's MUSA adaptor, a MUSA port of XLA,
+	// torch_musa) calls muStreamBeginCapture(stream, mode) with two
+	// arguments, muStreamEndCapture, muGraphInstantiateWithFlags(exec, graph,
+	// flags) with three, muGraphLaunch, muGraphExecDestroy and
+	// muGraphDestroy, and the XLA port looks the capture up as
+	// muStreamBeginCapture_v2, then muStreamBeginCapture. So: the mirror of
+	// CUDA's names (cuda.Symbols("mu")) with that fallback for the capture.
+	// UNCONFIRMED until read in musa.h or `nm -D libmusa.so` on a MUSA
+	// machine: the exact export names, the capture-mode numbers (assumed
+	// CUDA's, RELAXED = 2), the flags' width; bare muGraphInstantiate is
+	// never bound (public code calls it with 3 arguments and with 5).
+	v.Symbols[driver.OpStreamBeginCapture] = []string{"muStreamBeginCapture_v2", "muStreamBeginCapture"}
 	return v
 }()
 

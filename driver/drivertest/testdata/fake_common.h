@@ -43,7 +43,8 @@
  *   error TEXT                           the load fails with *_ERROR_INVALID_PTX (218) and TEXT
  *                                        in the JIT error log (cuModuleLoadDataEx)
  * KINDs: add (a, b, c, n): c[i] = a[i] + b[i] as floats for i < min(n, threads),
- * the parameters of plugins/nvshmem/testdata/add.cu; echo (out, x...): copies
+ * the parameters of plugins/nvshmem/testdata/add.cu; inc (p, n): p[i] += 1 as
+ * unsigned 32-bit counters for i < min(n, threads); echo (out, x...): copies
  * each x (its TYPE's size) into 8-byte slots of out, zeroed first; nop;
  * fail: the launch returns *_ERROR_LAUNCH_FAILED (719).
  * Modules belong to the context current at load; getting a function or a
@@ -391,6 +392,9 @@ static int fake_error_name(int code, const char **s) {
 	case 201: *s = FAKE_ERR_PREFIX "ERROR_INVALID_CONTEXT"; return 0;
 	case 218: *s = FAKE_ERR_PREFIX "ERROR_INVALID_PTX"; return 0;
 	case 400: *s = FAKE_ERR_PREFIX "ERROR_INVALID_HANDLE"; return 0;
+	case 401: *s = FAKE_ERR_PREFIX "ERROR_ILLEGAL_STATE"; return 0;
+	case 900: *s = FAKE_ERR_PREFIX "ERROR_STREAM_CAPTURE_UNSUPPORTED"; return 0;
+	case 901: *s = FAKE_ERR_PREFIX "ERROR_STREAM_CAPTURE_INVALIDATED"; return 0;
 	case 500: *s = FAKE_ERR_PREFIX "ERROR_NOT_FOUND"; return 0;
 	case 719: *s = FAKE_ERR_PREFIX "ERROR_LAUNCH_FAILED"; return 0;
 	case 700: *s = FAKE_ERR_PREFIX "ERROR_ILLEGAL_ADDRESS"; return 0;
@@ -423,7 +427,10 @@ static const char *fake_error_name_hip(int code) {
 	case 600: return "hipErrorNotReady";
 	case 700: return "hipErrorIllegalAddress";
 	case 719: return "hipErrorLaunchFailure";
+	case 401: return "hipErrorIllegalState";
 	case 801: return "hipErrorNotSupported";
+	case 900: return "hipErrorStreamCaptureUnsupported";
+	case 901: return "hipErrorStreamCaptureInvalidated";
 	case 999: return "hipErrorUnknown";
 	case 1054: return "hipErrorTbd"; /* ROCm 6.2's end marker */
 	}
@@ -449,7 +456,7 @@ static int fake_error_string(int code, const char **s) {
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define FAKE_MAX_PARAMS 64
-enum { FK_NOP, FK_ADD, FK_ECHO, FK_FAIL };
+enum { FK_NOP, FK_ADD, FK_ECHO, FK_FAIL, FK_INC };
 
 struct fake_alloc { uintptr_t p; size_t n; int global; struct fake_ctx *ctx; struct fake_alloc *next; };
 struct fake_global { char name[128]; size_t size; uintptr_t p; };
@@ -576,6 +583,9 @@ static int fake_parse(struct fake_module *m, const char *image, char *log, size_
 			if (!strcmp(kind, "add")) {
 				f->kind = FK_ADD; f->nparams = 4;
 				f->psize[0] = f->psize[1] = f->psize[2] = 8; f->psize[3] = 4;
+			} else if (!strcmp(kind, "inc")) {
+				f->kind = FK_INC; f->nparams = 2;
+				f->psize[0] = 8; f->psize[1] = 4;
 			} else if (!strcmp(kind, "echo")) f->kind = FK_ECHO;
 			else if (!strcmp(kind, "nop")) f->kind = FK_NOP;
 			else if (!strcmp(kind, "fail")) f->kind = FK_FAIL;
@@ -583,7 +593,7 @@ static int fake_parse(struct fake_module *m, const char *image, char *log, size_
 				fake_jit_log(log, logsize, "fake: unknown kind %s at line %d", kind, lineno);
 				return 200;
 			}
-			for (char *t; f->kind != FK_ADD && (t = strtok_r(NULL, " \t\r", &save));) {
+			for (char *t; f->kind != FK_ADD && f->kind != FK_INC && (t = strtok_r(NULL, " \t\r", &save));) {
 				int sz = fake_type_size(t);
 				if (!sz || f->nparams == FAKE_MAX_PARAMS) {
 					fake_jit_log(log, logsize, "fake: bad parameter type %s at line %d", t, lineno);
@@ -726,6 +736,15 @@ static int fake_run(struct fake_func *f, unsigned long long threads, void **para
 		for (unsigned long long i = 0; i < m; i++) c[i] = a[i] + b[i];
 		return 0;
 	}
+	case FK_INC: {
+		unsigned *p = *(unsigned **)params[0];
+		unsigned n = *(unsigned *)params[1];
+		unsigned long long m = n < threads ? n : threads;
+		if (!m) return 0;
+		if (!fake_valid((uintptr_t)p, m * 4)) return 700;
+		for (unsigned long long i = 0; i < m; i++) p[i]++;
+		return 0;
+	}
 	case FK_ECHO: {
 		if (f->nparams < 1) return 1;
 		char *out = *(char **)params[0];
@@ -825,7 +844,13 @@ struct fake_op {
 	struct fake_event *ev;
 	struct fake_op *next;
 };
-struct fake_stream { int live; struct fake_ctx *ctx; struct fake_op *head, *tail; int err; struct fake_stream *next; };
+/* a captured graph (exec 0) or an instance of one (exec 1): its work, in order */
+struct fake_graph { int live, exec; struct fake_ctx *ctx; struct fake_op *head, *tail; struct fake_graph *next; };
+static void fake_free_ops(struct fake_op *op);
+struct fake_stream {
+	int live; struct fake_ctx *ctx; struct fake_op *head, *tail; int err; struct fake_stream *next;
+	struct fake_graph *capture; int capture_invalid; /* while capturing: the graph being recorded */
+};
 struct fake_event { int live, recorded, pending; struct fake_ctx *ctx; struct timespec t; struct fake_stream *on; struct fake_event *next; };
 struct fake_host { uintptr_t p; size_t n; struct fake_host *next; };
 
@@ -860,7 +885,14 @@ static int fake_host_ok(uintptr_t p, size_t n) {
 	return 0;
 }
 
+static void fake_capture_push(struct fake_graph *g, struct fake_op *op);
+
+/* fake_push queues op on s, or records it into s's capture. */
 static void fake_push(struct fake_stream *s, struct fake_op *op) {
+	if (s->capture) {
+		fake_capture_push(s->capture, op);
+		return;
+	}
 	if (s->tail) s->tail->next = op; else s->head = op;
 	s->tail = op;
 }
@@ -910,6 +942,8 @@ static int fake_stream_synchronize(void *stream) {
 	FAKE_GUARD();
 	pthread_mutex_lock(&fake_smu);
 	int r = fake_stream_ok(stream);
+	struct fake_stream *cs = stream;
+	if (!r && cs->capture) { cs->capture_invalid = 1; r = 900; } /* not while capturing: the capture is ruined */
 	if (!r) r = fake_flush(stream);
 	pthread_mutex_unlock(&fake_smu);
 	return r;
@@ -922,6 +956,11 @@ static int fake_stream_destroy(void *stream) {
 	if (!r) {
 		struct fake_stream *s = stream;
 		fake_flush(s);
+		if (s->capture) { /* the capture ends with the stream */
+			fake_free_ops(s->capture->head);
+			free(s->capture);
+			s->capture = NULL;
+		}
 		s->live = 0;
 		fake_nstreams--;
 	}
@@ -1001,8 +1040,10 @@ static int fake_event_record(void *event, void *stream) {
 			struct fake_op *op = calloc(1, sizeof *op);
 			op->kind = OP_RECORD;
 			op->ev = e;
-			e->pending = 1;
-			e->on = stream;
+			if (!((struct fake_stream *)stream)->capture) { /* a captured record happens at each replay */
+				e->pending = 1;
+				e->on = stream;
+			}
 			fake_push(stream, op);
 		}
 	}
@@ -1109,4 +1150,172 @@ static int fake_sync_all(void) {
 		}
 	pthread_mutex_unlock(&fake_smu);
 	return r;
+}
+
+/* ---- stream capture and graphs ----
+ * Begin-capture turns a stream into a recording, as the drivers do: the
+ * work queued on it while it captures (launches, their parameters copied;
+ * asynchronous copies; event records) is appended to a graph instead of its
+ * queue. The NULL and legacy streams (0, 1) are refused with 900
+ * (*_STREAM_CAPTURE_UNSUPPORTED), as CUDA and HIP refuse them; a mode
+ * outside 0..2 is 1; beginning again on a capturing stream is 401
+ * (*_ILLEGAL_STATE). Synchronizing a capturing stream returns 900 and
+ * invalidates its capture, whose end then returns 901
+ * (*_STREAM_CAPTURE_INVALIDATED) and a NULL graph; ending a stream that does
+ * not capture is 401. Instantiate copies a graph's work into an instance;
+ * launching the instance queues a copy of that work on the stream (runs it
+ * at once on the NULL stream; records it into the graph of a capturing
+ * stream). Graphs and instances belong to the capturing stream's context;
+ * every call needs a current context (201 without), and a dead handle is
+ * 400. fake_live_graphs() and fake_live_execs() count what is alive;
+ * fake_capture_mode() is the mode of the last successful begin. */
+
+static struct fake_graph *fake_graphs; /* every graph and instance; never freed, so stale handles stay readable */
+static int fake_ngraphs, fake_nexecs, fake_last_mode = -1;
+
+FAKE_EXPORT int fake_live_graphs(void) { pthread_mutex_lock(&fake_smu); int n = fake_ngraphs; pthread_mutex_unlock(&fake_smu); return n; }
+FAKE_EXPORT int fake_live_execs(void) { pthread_mutex_lock(&fake_smu); int n = fake_nexecs; pthread_mutex_unlock(&fake_smu); return n; }
+FAKE_EXPORT int fake_capture_mode(void) { pthread_mutex_lock(&fake_smu); int m = fake_last_mode; pthread_mutex_unlock(&fake_smu); return m; }
+
+/* fake_graph_ok: 0 when g is a live graph (exec 0) or instance (exec 1) of
+ * the current context; fake_smu held. */
+static int fake_graph_ok(struct fake_graph *g, int exec) {
+	if (!fake_current) return 201;
+	for (struct fake_graph *x = fake_graphs; x; x = x->next)
+		if (x == g) return g->live && g->exec == exec ? (g->ctx == fake_current ? 0 : 201) : 400;
+	return 400;
+}
+
+/* fake_clone copies op for another queue or graph, its parameter pointers
+ * moved to the copy's own values. */
+static struct fake_op *fake_clone(const struct fake_op *op) {
+	struct fake_op *c = malloc(sizeof *c);
+	memcpy(c, op, sizeof *c);
+	for (int i = 0; i < FAKE_MAX_PARAMS; i++)
+		if (op->pp[i]) c->pp[i] = &c->vals[i];
+	c->next = NULL;
+	return c;
+}
+
+static void fake_free_ops(struct fake_op *op) {
+	while (op) {
+		struct fake_op *n = op->next;
+		free(op);
+		op = n;
+	}
+}
+
+static int fake_stream_begin_capture(void *stream, int mode) {
+	FAKE_GUARD();
+	if (stream == NULL || stream == (void *)1) return 900;
+	if (mode < 0 || mode > 2) return 1;
+	pthread_mutex_lock(&fake_smu);
+	struct fake_stream *s = stream;
+	int r = fake_stream_ok(s);
+	if (!r && s->capture) r = 401;
+	if (!r) {
+		struct fake_graph *g = calloc(1, sizeof *g);
+		g->ctx = s->ctx;
+		s->capture = g;
+		s->capture_invalid = 0;
+		fake_last_mode = mode;
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_stream_end_capture(void *stream, void **pgraph) {
+	FAKE_GUARD();
+	if (!pgraph) return 1;
+	pthread_mutex_lock(&fake_smu);
+	struct fake_stream *s = stream;
+	int r = fake_stream_ok(s);
+	if (!r && !s->capture) r = 401;
+	if (!r) {
+		struct fake_graph *g = s->capture;
+		s->capture = NULL;
+		if (s->capture_invalid) {
+			fake_free_ops(g->head);
+			free(g);
+			*pgraph = NULL;
+			r = 901;
+		} else {
+			g->live = 1;
+			g->next = fake_graphs;
+			fake_graphs = g;
+			fake_ngraphs++;
+			*pgraph = g;
+		}
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_graph_instantiate(void **pexec, void *graph, unsigned long long flags) {
+	FAKE_GUARD();
+	if (!pexec) return 1;
+	if (flags) return 1; /* the fake knows no flags */
+	pthread_mutex_lock(&fake_smu);
+	struct fake_graph *g = graph;
+	int r = fake_graph_ok(g, 0);
+	if (!r) {
+		struct fake_graph *e = calloc(1, sizeof *e);
+		e->live = 1;
+		e->exec = 1;
+		e->ctx = g->ctx;
+		for (struct fake_op *op = g->head; op; op = op->next) {
+			struct fake_op *c = fake_clone(op);
+			if (e->tail) e->tail->next = c; else e->head = c;
+			e->tail = c;
+		}
+		e->next = fake_graphs;
+		fake_graphs = e;
+		fake_nexecs++;
+		*pexec = e;
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_graph_launch(void *exec, void *stream) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	struct fake_graph *e = exec;
+	int r = fake_graph_ok(e, 1);
+	if (!r && stream) r = fake_stream_ok(stream);
+	if (!r) {
+		struct fake_stream now = { .live = 1, .ctx = fake_current }; /* the NULL stream: run at once */
+		struct fake_stream *s = stream ? stream : &now;
+		for (struct fake_op *op = e->head; op; op = op->next) {
+			struct fake_op *c = fake_clone(op);
+			if (c->kind == OP_RECORD && !s->capture) {
+				c->ev->pending = 1;
+				c->ev->on = stream;
+			}
+			fake_push(s, c);
+		}
+		if (!stream) r = fake_flush(&now);
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static int fake_graph_destroy_any(void *graph, int exec) {
+	FAKE_GUARD();
+	pthread_mutex_lock(&fake_smu);
+	struct fake_graph *g = graph;
+	int r = fake_graph_ok(g, exec);
+	if (!r) {
+		g->live = 0;
+		fake_free_ops(g->head);
+		g->head = g->tail = NULL;
+		if (exec) fake_nexecs--; else fake_ngraphs--;
+	}
+	pthread_mutex_unlock(&fake_smu);
+	return r;
+}
+
+static void fake_capture_push(struct fake_graph *g, struct fake_op *op) {
+	if (g->tail) g->tail->next = op; else g->head = op;
+	g->tail = op;
 }

@@ -9,8 +9,11 @@
  *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required *CtxSynchronize
  *   -DFAKE_NO_MODULES          lacks every optional module, launch, memory and stream symbol
  *   -DFAKE_NO_LOAD_DATA_EX     lacks *ModuleLoadDataEx (only *ModuleLoadData)
- *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols
  *   -DFAKE_NO_PARAM_INFO       lacks *FuncGetParamInfo (drivers before CUDA 12.4)
+ *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols (and the graph ones)
+ *   -DFAKE_NO_GRAPHS           lacks the stream-capture and graph symbols
+ *   -DFAKE_CAPTURE_BARE        lacks *StreamBeginCapture_v2; the bare *StreamBeginCapture takes the mode
+ *                              (the shape public code gives MUSA's; CUDA's bare one takes only the stream)
  */
 #if defined(FAKE_PREFIX)
 /* Another CUDA-shaped driver API (an out-of-tree vendor's fake): the
@@ -132,4 +135,41 @@ EXPORT RESULT SYM(EventDestroy_v2)(EVENT hEvent) { return fake_event_destroy(hEv
 EXPORT RESULT SYM(MemHostAlloc)(void **pp, size_t bytesize, unsigned int Flags) { return fake_host_alloc(pp, bytesize, Flags); }
 EXPORT RESULT SYM(MemFreeHost)(void *p) { return fake_host_free(p); }
 #endif
+#endif
+
+#if !defined(FAKE_NO_MODULES) && !defined(FAKE_NO_STREAMS) && !defined(FAKE_NO_GRAPHS)
+/* Graphs (cuda.h 13.0: CUgraph and CUgraphExec are pointers; the mode is
+ * a CUstreamCaptureMode, an int-sized enum). */
+typedef struct graph_st *GRAPH;
+typedef struct graph_exec_st *GRAPHEXEC;
+typedef struct graph_node_st *GRAPHNODE;
+typedef int CAPTUREMODE;
+#ifndef FAKE_CAPTURE_BARE
+EXPORT RESULT SYM(StreamBeginCapture_v2)(STREAM hStream, CAPTUREMODE mode) { return fake_stream_begin_capture(hStream, mode); }
+/* The CUDA 10.0 ABI, one argument, which libcuda still exports under the
+ * bare name: a binding must never call it (its mode is not the caller's),
+ * so it fails with 999 (*_ERROR_UNKNOWN) where one does. */
+EXPORT RESULT SYM(StreamBeginCapture)(STREAM hStream) { (void)hStream; return 999; }
+#else
+/* -DFAKE_CAPTURE_BARE: no _v2, and the bare name takes the mode, as public
+ * code calls MUSA's muStreamBeginCapture (UNCONFIRMED in a header). */
+EXPORT RESULT SYM(StreamBeginCapture)(STREAM hStream, CAPTUREMODE mode) { return fake_stream_begin_capture(hStream, mode); }
+#endif
+EXPORT RESULT SYM(StreamEndCapture)(STREAM hStream, GRAPH *phGraph) { return fake_stream_end_capture(hStream, (void **)phGraph); }
+EXPORT RESULT SYM(GraphInstantiateWithFlags)(GRAPHEXEC *phGraphExec, GRAPH hGraph, unsigned long long flags) {
+	return fake_graph_instantiate((void **)phGraphExec, hGraph, flags);
+}
+/* The CUDA 10.0 and 11.0 five-argument exports under the names cuda.h's
+ * #define hides: never to be bound (999 where they are). */
+EXPORT RESULT SYM(GraphInstantiate)(GRAPHEXEC *phGraphExec, GRAPH hGraph, GRAPHNODE *phErrorNode, char *logBuffer, size_t bufferSize) {
+	(void)phGraphExec; (void)hGraph; (void)phErrorNode; (void)logBuffer; (void)bufferSize;
+	return 999;
+}
+EXPORT RESULT SYM(GraphInstantiate_v2)(GRAPHEXEC *phGraphExec, GRAPH hGraph, GRAPHNODE *phErrorNode, char *logBuffer, size_t bufferSize) {
+	(void)phGraphExec; (void)hGraph; (void)phErrorNode; (void)logBuffer; (void)bufferSize;
+	return 999;
+}
+EXPORT RESULT SYM(GraphLaunch)(GRAPHEXEC hGraphExec, STREAM hStream) { return fake_graph_launch(hGraphExec, hStream); }
+EXPORT RESULT SYM(GraphExecDestroy)(GRAPHEXEC hGraphExec) { return fake_graph_destroy_any(hGraphExec, 1); }
+EXPORT RESULT SYM(GraphDestroy)(GRAPH hGraph) { return fake_graph_destroy_any(hGraph, 0); }
 #endif

@@ -26,7 +26,8 @@
  *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required hipDeviceSynchronize
  *   -DFAKE_NO_MODULES          lacks every optional module, launch, memory and stream symbol
  *   -DFAKE_NO_LOAD_DATA_EX     lacks hipModuleLoadDataEx (only hipModuleLoadData)
- *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols
+ *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols (and the graph ones)
+ *   -DFAKE_NO_GRAPHS           lacks the stream-capture and graph symbols
  * (-DFAKE_NO_TOTALMEM_V2 is CUDA's: HIP has one hipDeviceTotalMem.)
  */
 #define FAKE_ERR_PREFIX "HIP_"
@@ -176,4 +177,31 @@ EXPORT hipError_t hipEventDestroy(hipEvent_t event) { return fake_event_destroy(
 EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags) { return fake_host_alloc(ptr, size, flags); }
 EXPORT hipError_t hipHostFree(void *ptr) { return fake_host_free(ptr); }
 #endif
+#endif
+
+#if !defined(FAKE_NO_MODULES) && !defined(FAKE_NO_STREAMS) && !defined(FAKE_NO_GRAPHS)
+/* Graphs (hip_runtime_api.h 6.3: hipGraph_t and hipGraphExec_t are
+ * pointers; hipStreamCaptureMode has CUDA's numbers). */
+typedef struct ihipGraph *hipGraph_t;
+typedef struct hipGraphExec *hipGraphExec_t;
+typedef struct hipGraphNode *hipGraphNode_t;
+typedef enum hipStreamCaptureMode {
+	hipStreamCaptureModeGlobal = 0,
+	hipStreamCaptureModeThreadLocal,
+	hipStreamCaptureModeRelaxed
+} hipStreamCaptureMode;
+EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode) { return fake_stream_begin_capture(stream, mode); }
+EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph) { return fake_stream_end_capture(stream, (void **)pGraph); }
+/* HIP's bare hipGraphInstantiate is the five-argument form (CUDA's
+ * cuGraphInstantiate_v2 shape); it works, but flagshim binds WithFlags. */
+EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph, hipGraphNode_t *pErrorNode, char *pLogBuffer, size_t bufferSize) {
+	(void)pErrorNode; (void)pLogBuffer; (void)bufferSize;
+	return fake_graph_instantiate((void **)pGraphExec, graph, 0);
+}
+EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGraph_t graph, unsigned long long flags) {
+	return fake_graph_instantiate((void **)pGraphExec, graph, flags);
+}
+EXPORT hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream) { return fake_graph_launch(graphExec, stream); }
+EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec) { return fake_graph_destroy_any(graphExec, 1); }
+EXPORT hipError_t hipGraphDestroy(hipGraph_t graph) { return fake_graph_destroy_any(graph, 0); }
 #endif
