@@ -7,7 +7,7 @@
 # for 100 cuLaunchKernel calls and a synchronize (BenchmarkGPUGraphReplay100,
 # in paired).
 #
-#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/driver.test,
+#   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/clib.test,
 #                                      # and for probe-bench.py and proc-split.py .gpu/flagshim, .gpu/cfloor-probe, .gpu/procsplit
 #   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
 #   scripts/bench-ratio.sh paired [N]  # there: the paired benchmark, N counts (default 5)
@@ -30,11 +30,11 @@ build)
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl
 	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl
 	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
-	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/driver.test ./driver
+	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/clib.test ./clib
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor-probe scripts/cfloor-probe.c -ldl -lpthread
 	CGO_ENABLED=0 go build -trimpath -o .gpu/flagshim ./cmd/flagshim
 	CGO_ENABLED=0 go build -trimpath -o .gpu/procsplit ./scripts/procsplit
-	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/driver.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit
+	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/clib.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit
 	;;
 paired)
 	counts=${2:-5}
@@ -61,7 +61,7 @@ paired)
 			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 		}
 		END {
-			goal["SetCurrent"] = 3; goal["Synchronize"] = 1.3; goal["Launch3Args"] = 1.15; goal["Launch8Args"] = 1.15
+			goal["SetCurrent"] = 1; goal["Synchronize"] = 1.15; goal["Launch3Args"] = 1.05; goal["Launch8Args"] = 1.05
 			# one iteration: 100 nop launches and a stream synchronize; Go replays a graph of them
 			goal["GraphReplay100/VsCLaunches"] = 0.5           # Go graph replay / C 100 x cuLaunchKernel
 			goal["GraphReplay100/VsCReplay"] = "-"             # Go graph replay / C cuGraphLaunch of the same graph
@@ -82,7 +82,7 @@ run)
 		.gpu/cfloor drivers/cuda/testdata/gpu.ptx 200000 1 | tee -a "$log"
 		(cd drivers/cuda && ../../.gpu/drivers_cuda.test -test.run '^$' -test.bench 'GPU(SetCurrent|Synchronize|Launch)' \
 			-test.benchmem -test.count 1) | grep '^Benchmark' | tee -a "$log"
-		(cd driver && ../.gpu/driver.test -test.run '^$' -test.bench 'GPURaw' -test.benchmem -test.count 1) | grep '^Benchmark' | tee -a "$log"
+		(cd clib && ../.gpu/clib.test -test.run '^$' -test.bench 'GPURaw' -test.benchmem -test.count 1) | grep '^Benchmark' | tee -a "$log"
 	done
 	echo "== medians of $rounds rounds (ns/op) and ratios" | tee -a "$log"
 	awk '
@@ -103,10 +103,10 @@ run)
 			printf "%-24s Go %9.1f  C %9.1f  ratio %5.2f (goal <= %s)  Go allocs/op %s\n", goal, gm, cm, gm / cm, limit, allocs[g]
 		}
 		END {
-			row("SetCurrent", "BenchmarkGPUSetCurrent", "BenchmarkC_SetCurrent", "3")
-			row("Synchronize", "BenchmarkGPUSynchronize", "BenchmarkC_Synchronize", "1.3")
-			row("Launch (3 args)", "BenchmarkGPULaunch3Args", "BenchmarkC_SetLaunch3Args", "1.15")
-			row("Launch (8 args)", "BenchmarkGPULaunch8Args", "BenchmarkC_SetLaunch8Args", "1.15")
+			row("SetCurrent", "BenchmarkGPUSetCurrent", "BenchmarkC_SetCurrent", "1")
+			row("Synchronize", "BenchmarkGPUSynchronize", "BenchmarkC_Synchronize", "1.15")
+			row("Launch (3 args)", "BenchmarkGPULaunch3Args", "BenchmarkC_SetLaunch3Args", "1.05")
+			row("Launch (8 args)", "BenchmarkGPULaunch8Args", "BenchmarkC_SetLaunch8Args", "1.05")
 			row("Launch (3) vs bare C", "BenchmarkGPULaunch3Args", "BenchmarkC_Launch3Args", "-")
 			row("Launch (8) vs bare C", "BenchmarkGPULaunch8Args", "BenchmarkC_Launch8Args", "-")
 			print "-- C alone: a graph of 100 nop launches replayed, against the 100 launches (each + a stream synchronize):"
