@@ -47,7 +47,10 @@
 // aclrtResetDeviceForce by other code destroys it, and the calls then fail
 // with the runtime's error instead of crashing. A thread with no context
 // answers aclrtGetCurrentContext with ACL_ERROR_RT_CONTEXT_NULL (107002),
-// which the adapter answers as CUDA does: success and NULL.
+// which the adapter answers as CUDA does: success and NULL. WithContext
+// restores a thread's previous context where it had one; a thread that had
+// none keeps the device's context afterwards (aclrtSetCurrentContext
+// rejects NULL, so no context can be unbound).
 //
 // # What is bound
 //
