@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"unsafe"
@@ -132,9 +133,38 @@ func (a *api) retainPrimary(d *devState) (uintptr, error) {
 	return ctx, a.check(OpPrimaryCtxRetain, r)
 }
 
+// deviceContext learns device d's context the DeviceContext way: select the
+// device on a locked thread (OpSetDevice, once per device in the process)
+// and read the context that made current (OpCtxGetCurrent). The thread's
+// previous context, where it had one, is made current again. On failure op
+// is the operation that failed.
+func (a *api) deviceContext(d *devState) (ctx uintptr, op Op, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev uintptr
+	if a.call(OpCtxGetCurrent, uintptr(unsafe.Pointer(&prev))) != 0 {
+		prev = 0 // nothing to restore
+	}
+	if err := a.check(OpSetDevice, a.callList(OpSetDevice, []uintptr{uintptr(d.ordinal)})); err != nil {
+		return 0, OpSetDevice, err
+	}
+	if err := a.check(OpCtxGetCurrent, a.call(OpCtxGetCurrent, uintptr(unsafe.Pointer(&ctx)))); err != nil {
+		return 0, OpCtxGetCurrent, err
+	}
+	if ctx == 0 {
+		return 0, OpCtxGetCurrent, fmt.Errorf("%s: %s gave no context after %s(%d) succeeded",
+			a.v.Type, a.sym(OpCtxGetCurrent), a.sym(OpSetDevice), d.ordinal)
+	}
+	if prev != 0 && prev != ctx {
+		_ = a.callList(OpCtxSetCurrent, []uintptr{prev})
+	}
+	return ctx, 0, nil
+}
+
 // selectOp is the operation that makes a device current under the vendor's
-// context model: OpCtxSetCurrent(ctx) or OpSetDevice(ordinal). Both take one
-// value, prebuilt per device (devState.sel).
+// context model: OpCtxSetCurrent(ctx) (PrimaryContext, DeviceContext) or
+// OpSetDevice(ordinal) (CurrentDevice). Both take one value, prebuilt per
+// device (devState.sel).
 func (a *api) selectOp() Op {
 	if a.v.Context == CurrentDevice {
 		return OpSetDevice

@@ -20,12 +20,13 @@ type devState struct {
 }
 
 // selector is the one argument that makes a device current: its retained
-// primary context (PrimaryContext) or its ordinal (CurrentDevice). The list
-// is built once, so a call passes it without allocating.
+// primary context (PrimaryContext), its context learned once
+// (DeviceContext) or its ordinal (CurrentDevice). The list is built once,
+// so a call passes it without allocating.
 type selector struct{ args [1]uintptr }
 
-// selector returns the device's selector, retaining its primary context on
-// first use.
+// selector returns the device's selector, retaining its primary context
+// (or learning its context) on first use.
 func (s *state) selector(d *devState) (*selector, error) {
 	if sel := d.sel.Load(); sel != nil {
 		return sel, nil
@@ -36,9 +37,16 @@ func (s *state) selector(d *devState) (*selector, error) {
 		return sel, nil
 	}
 	sel := &selector{}
-	if s.v.Context == CurrentDevice {
+	switch s.v.Context {
+	case CurrentDevice:
 		sel.args[0] = uintptr(d.ordinal)
-	} else {
+	case DeviceContext:
+		ctx, op, err := s.api.deviceContext(d)
+		if err != nil {
+			return nil, s.opErr(op, d, err)
+		}
+		sel.args[0] = ctx
+	default:
 		ctx, err := s.api.retainPrimary(d)
 		if err != nil {
 			return nil, s.opErr(OpPrimaryCtxRetain, d, err)
@@ -81,7 +89,8 @@ func leave() { runtime.UnlockOSThread() }
 
 // WithContext runs f on a locked OS thread with device index's context
 // current (its primary context for CUDA and MUSA, the selected device for
-// HIP), for code that calls the vendor's libraries itself (NVSHMEM, say).
+// HIP, the device's own context for AscendCL), for code that calls the
+// vendor's libraries itself (NVSHMEM, say).
 // The thread's previous context is restored afterwards where the library can
 // report it (OpCtxGetCurrent, OpGetDevice). f must not unlock the thread.
 func (b *Backend) WithContext(index int, f func() error) error {

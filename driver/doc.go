@@ -36,8 +36,9 @@
 //     [Adapter] for each operation whose C shape differs;
 //   - what each result code means (Results: its name and the device
 //     sentinels it matches, device.ErrOutOfMemory, ...), the attribute
-//     numbers, the context model ([PrimaryContext] or [CurrentDevice]), the
-//     version encoding, the visible-devices variables;
+//     numbers, the context model ([PrimaryContext], [CurrentDevice] or
+//     [DeviceContext]), the version encoding, the visible-devices
+//     variables;
 //   - its presence tier (Presence: the management library and device nodes
 //     that say which devices are here without initializing the driver;
 //     DeviceNodes alone where there is no management library);

@@ -65,6 +65,16 @@ func TestVendorValidate(t *testing.T) {
 	assert.ErrorContains(t, v.Validate(), "OpCtxSetCurrent")
 	v.Context = CurrentDevice
 	assert.ErrorContains(t, v.Validate(), "OpSetDevice", "the context model decides what is required")
+	v.Context = DeviceContext
+	v.Symbols[OpCtxSetCurrent], v.Symbols[OpSetDevice] = []string{"tSet"}, []string{"tSetDev"}
+	assert.ErrorContains(t, v.Validate(), "OpCtxGetCurrent", "DeviceContext reads the context a selection made current")
+	v.Symbols[OpCtxGetCurrent] = []string{"tGet"}
+	delete(v.Symbols, OpPrimaryCtxRetain)
+	require.NoError(t, v.Validate(), "DeviceContext needs no primary-context retain")
+	delete(v.Symbols, OpDeviceGet)
+	assert.ErrorContains(t, v.Validate(), "OpDeviceGet")
+	v.Adapters = map[Op]Adapter{OpDeviceGet: func(fn *clib.Func, args ...uintptr) int { return 0 }}
+	require.NoError(t, v.Validate(), "an adapter alone serves a required operation without a C function")
 	v = testVendor("CUDA", "CUDA_")
 	assert.ErrorContains(t, v.Validate(), "type name")
 	v = testVendor(device.CUDA, "CUDA_")

@@ -241,10 +241,14 @@ func (b *Backend) initDriver(s *state, p *progress) {
 		devs[i] = devState{ordinal: i, handle: h}
 	}
 	s.devs, s.count = devs, n
+	version := "driver " + v.FormatVersion(s.version)
+	if s.version == 0 {
+		version = "driver version unknown" // the library could not tell (OpDriverVersion failed)
+	}
 	s.result = probe.Result{
 		Available: true,
 		Devices:   n,
-		Reason:    fmt.Sprintf("%s: %s, driver %s, %d device(s)", v.Type, s.path, v.FormatVersion(s.version), n),
+		Reason:    fmt.Sprintf("%s: %s, %s, %d device(s)", v.Type, s.path, version, n),
 	}
 }
 

@@ -24,9 +24,9 @@ const (
 	OpErrorString               // cuGetErrorString, likewise
 
 	OpPrimaryCtxRetain // cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice)     required by PrimaryContext
-	OpCtxSetCurrent    // cuCtxSetCurrent(CUcontext)                              required by PrimaryContext
-	OpCtxGetCurrent    // cuCtxGetCurrent(CUcontext *ctx)
-	OpSetDevice        // hipSetDevice(int ordinal)                               required by CurrentDevice
+	OpCtxSetCurrent    // cuCtxSetCurrent(CUcontext)                              required by PrimaryContext, DeviceContext
+	OpCtxGetCurrent    // cuCtxGetCurrent(CUcontext *ctx): NULL without one       required by DeviceContext
+	OpSetDevice        // hipSetDevice(int ordinal)                               required by CurrentDevice, DeviceContext
 	OpGetDevice        // hipGetDevice(int *ordinal)
 	OpSynchronize      // cuCtxSynchronize(void) / hipDeviceSynchronize(void)     required
 
@@ -118,8 +118,11 @@ func (op Op) String() string {
 // requiredOps are the operations without which a library is unusable.
 func requiredOps(m ContextModel) []Op {
 	ops := []Op{OpInit, OpDriverVersion, OpDeviceCount, OpDeviceGet, OpDeviceName, OpDeviceTotalMem, OpDeviceAttribute, OpSynchronize}
-	if m == CurrentDevice {
+	switch m {
+	case CurrentDevice:
 		return append(ops, OpSetDevice)
+	case DeviceContext:
+		return append(ops, OpSetDevice, OpCtxGetCurrent, OpCtxSetCurrent)
 	}
 	return append(ops, OpPrimaryCtxRetain, OpCtxSetCurrent)
 }

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -42,16 +43,24 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 		{at.ComputeCapabilityMinor, &p.Minor},
 		{at.MultiprocessorCount, &p.MultiProcessors},
 	} {
+		if x.attr < 0 {
+			continue // the vendor has no such attribute: 0
+		}
 		if *x.dst, err = a.deviceAttribute(x.attr, d); err != nil {
 			return p, s.opErr(OpDeviceAttribute, d, fmt.Errorf("attribute %d: %w", x.attr, err))
 		}
 	}
 	if a.has(OpDeviceUUID) {
 		u, err := a.deviceUUID(d)
-		if err != nil {
+		switch {
+		case err == nil:
+			p.UUID = FormatUUID(b.v.UUIDPrefix, u)
+		case errors.Is(err, device.ErrNotSupported):
+			// The function is there but this device cannot tell
+			// (AscendCL's aclrtDeviceGetUuid on some chips): no UUID.
+		default:
 			return p, s.opErr(OpDeviceUUID, d, err)
 		}
-		p.UUID = FormatUUID(b.v.UUIDPrefix, u)
 	}
 	return p, nil
 }

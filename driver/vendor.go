@@ -35,6 +35,10 @@ type Vendor struct {
 	// different version encoding, an extra argument. An adapter gets the
 	// resolved function and CUDA's arguments and returns the vendor's
 	// result code; see Adapter. Operations without one are called as CUDA's.
+	// An operation with an adapter and no Symbols is served by the adapter
+	// alone, which must not call its (unresolved) function: an API whose
+	// devices are their ordinals (AscendCL has no device handle) answers
+	// OpDeviceGet that way.
 	Adapters map[Op]Adapter
 	// Narrow lists the names of Symbols whose sizes and addresses are 32-bit
 	// (the unversioned legacy CUDA functions such as cuMemAlloc, before
@@ -188,10 +192,20 @@ const (
 	// CurrentDevice: select the device before each call
 	// (OpSetDevice(ordinal)); the runtime owns the context. HIP.
 	CurrentDevice
+	// DeviceContext: learn the context of the device once, by selecting it
+	// (OpSetDevice(ordinal)) and reading the thread's context
+	// (OpCtxGetCurrent), then make that context current before each call
+	// (OpCtxSetCurrent(ctx)), as PrimaryContext does. For a runtime whose
+	// device selection is too costly to repeat per call: AscendCL's
+	// aclrtSetDevice takes a reference on the device's context each time
+	// (torch_npu selects each device once and switches contexts after).
+	DeviceContext
 )
 
 // Attributes are a vendor's numbers for the device attributes the core
-// reads.
+// reads. A negative number says the vendor has no such attribute: the
+// property stays 0 and the library is not asked (Ascend NPUs have no
+// compute capability).
 type Attributes struct {
 	MultiprocessorCount    int // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 16
 	ComputeCapabilityMajor int // 75
@@ -239,11 +253,11 @@ func (v *Vendor) Validate() error {
 		return fmt.Errorf("driver: Vendor.Type %q is not a device type name", v.Type)
 	case v.Library.Name == "" || len(v.Library.Sonames) == 0:
 		return fmt.Errorf("driver: %s: Vendor.Library needs a name and at least one soname", v.Type)
-	case v.Context != PrimaryContext && v.Context != CurrentDevice:
+	case v.Context != PrimaryContext && v.Context != CurrentDevice && v.Context != DeviceContext:
 		return fmt.Errorf("driver: %s: unknown context model %d", v.Type, v.Context)
 	}
 	for _, op := range requiredOps(v.Context) {
-		if len(v.Symbols[op]) == 0 {
+		if len(v.Symbols[op]) == 0 && v.Adapters[op] == nil {
 			return fmt.Errorf("driver: %s: the required operation %s has no symbol name", v.Type, op)
 		}
 	}

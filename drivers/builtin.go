@@ -5,6 +5,7 @@ import (
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/hip"
 	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/drivers/npu"
 )
 
 // builtin are flagshim's own vendors, one line each, in the order Init
@@ -14,6 +15,7 @@ var builtin = []func() *driver.Vendor{
 	cuda.Vendor,
 	musa.Vendor,
 	hip.Vendor,
+	npu.Vendor,
 }
 
 func init() {

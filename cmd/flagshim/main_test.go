@@ -36,7 +36,8 @@ var fakes struct {
 // TestScripts runs testdata/script/*.txtar: the CLI's human output, exit
 // codes and messages, so a change in wording is a reviewed diff. Scripts
 // find the fake drivers at $LIBCUDA and $LIBMUSA and an absent library at
-// $NOLIB; HIP is absent (FLAGOS_LIBHIP_PATH names no file).
+// $NOLIB; HIP and Ascend are absent (FLAGOS_LIBHIP_PATH and
+// FLAGOS_LIBASCENDCL_PATH name no file).
 func TestScripts(t *testing.T) {
 	fakes.once.Do(func() { fakes.cuda, fakes.musa = buildFakes(t) })
 	if fakes.cuda == "" {
@@ -60,6 +61,7 @@ func TestScripts(t *testing.T) {
 			// No HIP here: the host's own search (its ld.so.cache folders)
 			// would otherwise show in the goldens.
 			env.Setenv("FLAGOS_LIBHIP_PATH", "/nonexistent/libamdhip64.so.6")
+			env.Setenv("FLAGOS_LIBASCENDCL_PATH", "/nonexistent/libascendcl.so") // nor Ascend
 			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
 			return nil
 		},

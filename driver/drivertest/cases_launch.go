@@ -20,7 +20,7 @@ function echo4 echo ptr f32 u32 u64
 func init() {
 	cases = append(cases,
 		fakeCase{name: "launch_checked", skip: lacksParamInfo, setup: withOverride(nil), check: launchChecked},
-		fakeCase{name: "launch_unchecked_reads_zeros", setup: func(t *testing.T, s *Suite) []string {
+		fakeCase{name: "launch_unchecked_reads_zeros", skip: lacksModules, setup: func(t *testing.T, s *Suite) []string {
 			var defines []string
 			if lacksParamInfo(s) == "" {
 				defines = []string{"-DFAKE_NO_PARAM_INFO"} // a driver too old to tell
@@ -33,6 +33,9 @@ func init() {
 // lacksParamInfo says why a vendor's launches are never checked: it binds
 // no function that tells a kernel's parameters.
 func lacksParamInfo(s *Suite) string {
+	if why := lacksModules(s); why != "" {
+		return why
+	}
 	if len(s.Vendor.Symbols[driver.OpFuncGetParamInfo]) == 0 {
 		return "the vendor binds no function that tells a kernel's parameters (OpFuncGetParamInfo)"
 	}

@@ -179,17 +179,20 @@ func stub(t *testing.T, s *Suite, b *driver.Backend) {
 // initCase is init failing with code, where the vendor has that code: the
 // backend is not available, with the sentinels given here and those of the
 // vendor's table.
-func initCase(code int, sentinels ...error) fakeCase {
+func initCase(cudaCode int, sentinels ...error) fakeCase {
 	return fakeCase{
-		name: fmt.Sprintf("init_%d", code),
+		name: fmt.Sprintf("init_%d", cudaCode),
 		skip: func(s *Suite) string {
-			if _, ok := s.Vendor.Results[code]; ok {
+			if _, ok := s.Vendor.Results[s.code(cudaCode)]; ok {
 				return ""
 			}
-			return fmt.Sprintf("%s has no result code %d", s.typ(), code)
+			return fmt.Sprintf("%s has no result code for CUDA's %d", s.typ(), cudaCode)
 		},
-		setup: withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", code)),
+		setup: func(t *testing.T, s *Suite) []string {
+			return withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", s.code(cudaCode)))(t, s)
+		},
 		check: func(t *testing.T, s *Suite, b *driver.Backend) {
+			code := s.code(cudaCode)
 			targets := slices.Concat(sentinels, s.Vendor.Results[code].Is)
 			reason := notAvailable(t, b, targets...)
 			assert.Contains(t, reason, fmt.Sprintf("(%d)", code))
@@ -252,7 +255,7 @@ func missingOptional(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Contains(t, err.Error(), s.sym(driver.OpDevicePCIBusID))
 	p, err := b.Properties(1)
 	require.NoError(t, err)
-	assert.Equal(t, "Fake GPU 1", p.Name)
+	assert.Equal(t, s.deviceName([]string{"Fake GPU 0", "Fake GPU 1"}, 1), p.Name)
 	assert.Contains(t, b.Describe().Extra, "missing.PCI bus ids")
 }
 

@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,9 @@ func init() {
 	}
 	cases = append(cases,
 		fakeCase{name: "facts_tier_is_lazy", setup: logged(), check: factsTierLazy},
-		fakeCase{name: "facts_tier_exact_fails", setup: logged("FAKE_INIT_RESULT=100"), check: factsTierExactFails},
+		fakeCase{name: "facts_tier_exact_fails", setup: func(t *testing.T, s *Suite) []string {
+			return logged(fmt.Sprintf("FAKE_INIT_RESULT=%d", s.code(100)))(t, s)
+		}, check: factsTierExactFails},
 	)
 }
 

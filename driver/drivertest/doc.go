@@ -8,7 +8,8 @@
 // memory, streams, hooks) thus proves each vendor the same way. What
 // differs between vendors is read from the Vendor description (its stub
 // code, its versioned names, its result table, its context model) or given
-// by the Suite (the fake's PCI bus id form, its own error names); a case
+// by the Suite (the fake's PCI bus id form, its own error names, its result
+// codes where they are not CUDA's, a name shared by every device); a case
 // that cannot apply to a vendor (a stub library for HIP, which has none) is
 // skipped with the reason. For tests only.
 package drivertest

@@ -43,7 +43,49 @@ type Suite struct {
 	// that Vendor.Results lacks (HIP's hipGetErrorName names 1054
 	// hipErrorTbd); a code it does not name gets the core's generated name.
 	FakeNames map[int]string
+	// Codes maps the result codes of fake_common.h, which are CUDA's
+	// numbers (1 invalid value, 2 out of memory, 100 no device, 700 an
+	// illegal address, ...), to the vendor's, for a fake that translates
+	// them into its API's own (AscendCL's aclError: 2 is 207001); a code
+	// it lacks is the same number in both. The cases set the FAKE_*_RESULT
+	// knobs and read the errors through it. nil: the vendor's codes are
+	// CUDA's (CUDA, MUSA, HIP).
+	Codes map[int]int
+	// SharedName says the library names the platform rather than each
+	// device (its name function takes no device: AscendCL's
+	// aclrtGetSocName), so every device has the fake's first name.
+	SharedName bool
 }
+
+// code is the vendor's code for fake_common.h's code c (Codes).
+func (s *Suite) code(c int) int {
+	if v, ok := s.Codes[c]; ok {
+		return v
+	}
+	return c
+}
+
+// deviceName is the name device i has when the fake names its devices
+// names (FAKE_DEVICE_NAMES): its own, or the first for a SharedName vendor.
+func (s *Suite) deviceName(names []string, i int) string {
+	if s.SharedName {
+		return names[0]
+	}
+	return names[i]
+}
+
+// lacksModules says why the module cases cannot apply: the vendor binds no
+// module functions ("" when it does).
+func lacksModules(s *Suite) string {
+	if len(s.Vendor.Symbols[driver.OpModuleGetFunction]) == 0 {
+		return fmt.Sprintf("%s binds no module functions (OpModuleGetFunction): modules, launches and module hooks are not supported", s.typ())
+	}
+	return ""
+}
+
+// hasErrorString reports whether the vendor binds a function that
+// describes a code (OpErrorString); without one, errors carry no message.
+func (s *Suite) hasErrorString() bool { return len(s.Vendor.Symbols[driver.OpErrorString]) > 0 }
 
 // Test runs the suite from the package's top-level test: in the parent it
 // starts every case in a child process of that same test, in a child it runs

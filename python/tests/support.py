@@ -35,6 +35,8 @@ _SCRUB = {
     "MUSA_VISIBLE_DEVICES",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "ASCEND_VISIBLE_DEVICES",
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONSTARTUP",
@@ -176,6 +178,7 @@ def musa_machine(test: unittest.TestCase, devices: int = 2) -> Dict[str, str]:
         "FLAGOS_LIBCUDA_PATH": os.path.join(none, "libcuda.so.1"),
         "FLAGOS_LIBNVML_PATH": os.path.join(none, "libnvidia-ml.so.1"),
         "FLAGOS_LIBHIP_PATH": os.path.join(none, "libamdhip64.so.6"),
+        "FLAGOS_LIBASCENDCL_PATH": os.path.join(none, "libascendcl.so"),
         "FLAGOS_LIBMUSA_PATH": Fakes.build(test, "musa"),
         "FLAGOS_LIBMTML_PATH": Fakes.build(test, "mtml"),
         "FAKE_MTML_COUNT": str(devices),
@@ -193,6 +196,7 @@ def cuda_machine(test: unittest.TestCase) -> Dict[str, str]:
         "FLAGOS_LIBCUDA_PATH": Fakes.build(test, "cuda"),
         "FLAGOS_LIBMUSA_PATH": os.path.join(none, "libmusa.so.1"),
         "FLAGOS_LIBHIP_PATH": os.path.join(none, "libamdhip64.so.6"),
+        "FLAGOS_LIBASCENDCL_PATH": os.path.join(none, "libascendcl.so"),
         "FLAGOS_LIBNVSHMEM_PATH": Fakes.build(test, "nvshmem"),
     }
 

@@ -1,0 +1,328 @@
+package npu
+
+// The DCMI binding (libdcmi.so, the library npu-smi stands on). Prototypes,
+// structs and codes are DRV's src/custom/include/dcmi_interface_api.h
+// (installed as /usr/local/Ascend/driver/include/dcmi_interface_api.h);
+// MC's component/ascend-common/devmanager/dcmi/dcmi_interface_api.h agrees:
+//
+//	int dcmi_init(void);                                                     2001
+//	int dcmi_get_driver_version(char *driver_ver, unsigned int len);         2005
+//	int dcmi_get_card_list(int *card_num, int *card_list, int list_len);     2007
+//	int dcmi_get_card_num_list(int *card_num, int *card_list, int list_len); 3613 (older name, same shape)
+//	int dcmi_get_device_num_in_card(int card_id, int *device_num);           2009
+//	int dcmi_get_device_logic_id(int *device_logic_id, int card_id, int device_id);  2155 (out first)
+//	int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info *chip_info);              2015
+//	int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *hbm_info);                 2090
+//	int dcmi_get_device_memory_info_v3(int card_id, int device_id, struct dcmi_get_memory_info_stru *info);   2094
+//	int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_info_all *pcie_info);       2021
+//
+// A card holds one or more NPUs (device_id 0..n-1 in the card); each has a
+// logic id, the id AscendCL and ASCEND_RT_VISIBLE_DEVICES use (MC's
+// DcGetLogicIDList walks cards and devices the same way). DCMI has no
+// shutdown function and no UUID getter (none in the header): dcmi_init is
+// called on each ask, nothing is released, and the devices carry no UUID.
+// Memory: dcmi_get_device_hbm_info on chips with HBM (910, 910B; its sizes
+// are MB: DRV src/custom/dev_prod/user/dcmi/dcmi_inner/src/
+// dcmi_inner_info_get.c divides the driver's KB by KB_TO_MB_TRANS_VALUE
+// 1024), else dcmi_get_device_memory_info_v3 ("unit:MB").
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/presence"
+)
+
+// SourceDCMI is the presence Report.Source of DCMI's answer.
+const SourceDCMI = "dcmi"
+
+// DCMILibrary is where DCMI is looked for: DRV
+// scripts/package/custom/driver/ascend910B/driver_atlas.xml installs
+// libdcmi.so in /usr/local/Ascend/driver/lib64/driver and /usr/local/dcmi;
+// MC loads "libdcmi.so" (devmanager/dcmi/constants_v2.go).
+var DCMILibrary = clib.Library{
+	Name:    "libdcmi",
+	EnvVar:  DCMIEnvVar,
+	Sonames: []string{"libdcmi.so"},
+	Dirs:    []string{"/usr/local/Ascend/driver/lib64/driver", "/usr/local/dcmi", "/usr/local/Ascend/driver/lib64"},
+}
+
+type dcmiSyms struct {
+	init, cardList, devNum, logicID            clib.Func
+	chipInfo, hbm, memory, pcie, driverVersion clib.Func
+}
+
+func (s *dcmiSyms) table() []clib.Sym {
+	return []clib.Sym{
+		{Fn: &s.init, Names: []string{"dcmi_init"}, Required: true, Sig: ""},
+		{Fn: &s.cardList, Names: []string{"dcmi_get_card_list", "dcmi_get_card_num_list"}, Required: true, Sig: "ppi"},
+		{Fn: &s.devNum, Names: []string{"dcmi_get_device_num_in_card"}, Required: true, Sig: "ip"},
+		{Fn: &s.logicID, Names: []string{"dcmi_get_device_logic_id"}, Required: true, Sig: "pii"},
+		{Fn: &s.chipInfo, Names: []string{"dcmi_get_device_chip_info"}, Sig: "iip"},
+		{Fn: &s.hbm, Names: []string{"dcmi_get_device_hbm_info"}, Sig: "iip"},
+		{Fn: &s.memory, Names: []string{"dcmi_get_device_memory_info_v3"}, Sig: "iip"},
+		{Fn: &s.pcie, Names: []string{"dcmi_get_device_pcie_info_v2"}, Sig: "iip"},
+		{Fn: &s.driverVersion, Names: []string{"dcmi_get_driver_version"}, Sig: "pu"},
+	}
+}
+
+// The structs, LP64 (offsets checked in dcmi_test.go against gcc's).
+type (
+	// struct dcmi_chip_info (header 74-79): MAX_CHIP_NAME_LEN is 32. 100 bytes.
+	dcmiChipInfo struct {
+		chipType  [32]byte
+		chipName  [32]byte
+		chipVer   [32]byte
+		aicoreCnt uint32
+	}
+	// struct dcmi_hbm_info (185-191). 32 bytes.
+	dcmiHBMInfo struct {
+		memorySize        uint64 // MB
+		freq              uint32
+		_                 uint32
+		memoryUsage       uint64 // MB
+		temp              int32
+		bandwidthUtilRate uint32
+	}
+	// struct dcmi_get_memory_info_stru (199-208); the header's "96" comment
+	// is stale: 112 bytes on LP64.
+	dcmiMemoryInfo struct {
+		memorySize      uint64 // MB
+		memoryAvailable uint64 // MB
+		freq            uint32
+		_               uint32
+		hugepageSize    uint64 // unsigned long, KB
+		hugepagesTotal  uint64
+		hugepagesFree   uint64
+		utiliza         uint32
+		reserve         [60]byte
+	}
+	// struct dcmi_pcie_info_all (98-108). 64 bytes.
+	dcmiPCIeInfoAll struct {
+		venderID, subvenderID, deviceID, subdeviceID uint32
+		domain                                       int32
+		bdfBusID, bdfDeviceID, bdfFuncID             uint32
+		reserve                                      [32]byte
+	}
+)
+
+// dcmiDev is one NPU of a card.
+type dcmiDev struct{ card, dev int32 }
+
+// DCMI asks Huawei's DCMI which Ascend NPUs are here, then applies
+// ASCEND_RT_VISIBLE_DEVICES the way the runtime does
+// (presence.VisibleAscendRT). It opens libdcmi.so (FLAGOS_LIBDCMI_PATH
+// overrides the search) and calls dcmi_init; it never loads AscendCL. Every
+// count is refused above device.MaxDevices before anything is allocated or
+// asked for it. Safe for concurrent use; keeps no state.
+func DCMI(e *presence.Env) (r presence.Report) {
+	r.Source = SourceDCMI
+	defer presence.Guard(&r)
+	lib := e.Open(DCMILibrary, &r)
+	if lib == nil {
+		return r
+	}
+	var s dcmiSyms
+	if err := lib.Resolve("DCMI", s.table()); err != nil {
+		r.Err = err
+		r.Reason = err.Error() + "; update the Ascend driver or point " + DCMIEnvVar + " at its libdcmi.so"
+		return r
+	}
+	codes := &clib.Codes{Library: "DCMI", Names: dcmiNames}
+	if code := s.init.CallCode(); code != dcmiOK {
+		err := codes.Err("dcmi_init", code)
+		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
+		r.Reason = dcmiInitReason(err)
+		e.Log().Debug("presence: dcmi init failed", zap.Error(err))
+		return r
+	}
+	if s.driverVersion.OK() {
+		var buf [64]byte
+		if err := codes.Check("dcmi_get_driver_version", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))); err != nil {
+			r.Notes = append(r.Notes, err.Error())
+		} else {
+			r.DriverVersion = clib.CString(buf[:])
+		}
+	}
+	devs, err := s.list(codes, &r)
+	if err != nil || r.Err != nil {
+		if r.Err == nil {
+			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+			r.Reason = err.Error()
+		}
+		return r
+	}
+	all := make([]presence.Device, 0, len(devs))
+	logic := make([]int32, 0, len(devs))
+	for _, d := range devs {
+		dv, id, err := s.device(codes, d, &r.Notes)
+		if err != nil {
+			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+			r.Reason = err.Error()
+			return r
+		}
+		all, logic = append(all, dv), append(logic, id)
+	}
+	// The runtime numbers its devices by logic id.
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(logic[a], logic[b]) })
+	sorted := make([]presence.Device, len(all))
+	for i, k := range order {
+		sorted[i] = all[k]
+		sorted[i].Index = i
+	}
+	r.Total = len(sorted)
+	value, set := e.Lookup(VisibleDevicesEnv)
+	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
+	r.Devices = sorted
+	note := ""
+	if set {
+		r.Devices, note = presence.VisibleAscendRT(sorted, value)
+	}
+	r.Reason = presence.CountReason("DCMI", r.Total, len(r.Devices), r.Visibility)
+	if note != "" {
+		r.Notes = append(r.Notes, VisibleDevicesEnv+": "+note)
+		r.Reason += "; " + note
+	}
+	e.Log().Debug("presence: dcmi", zap.Int("total", r.Total), zap.Int("visible", len(r.Devices)))
+	return r
+}
+
+// list is every (card, device) pair DCMI knows, after the card count, each
+// card's device count and their sum are bounded (a refused count fills r
+// and returns no error).
+func (s *dcmiSyms) list(codes *clib.Codes, r *presence.Report) ([]dcmiDev, error) {
+	var cards [device.MaxDevices]int32
+	var ncards int32
+	fn := s.cardList.Name()
+	if err := codes.Check(fn, s.cardList.CallCode(uintptr(unsafe.Pointer(&ncards)), uintptr(unsafe.Pointer(&cards[0])), uintptr(len(cards)))); err != nil {
+		return nil, err
+	}
+	// An int count: a negative one is read as the unsigned number it is
+	// (-1 is 4294967295), so that it is refused as too many.
+	if !presence.CheckCount(r, "DCMI", fn, uint64(uint32(ncards))) {
+		return nil, nil
+	}
+	counts := make([]int32, ncards)
+	total := uint64(0)
+	for i, card := range cards[:ncards] {
+		if err := codes.Check(fmt.Sprintf("dcmi_get_device_num_in_card(%d)", card), s.devNum.CallCode(uintptr(card), uintptr(unsafe.Pointer(&counts[i])))); err != nil {
+			return nil, err
+		}
+		total += uint64(uint32(counts[i]))
+		if !presence.CheckCount(r, "DCMI", "dcmi_get_device_num_in_card", total) {
+			return nil, nil
+		}
+	}
+	out := make([]dcmiDev, 0, total)
+	for i, card := range cards[:ncards] {
+		for dev := range counts[i] {
+			out = append(out, dcmiDev{card: card, dev: dev})
+		}
+	}
+	return out, nil
+}
+
+// device reads one NPU: its logic id (required) and what DCMI tells of it
+// (each optional; a failure is a note).
+func (s *dcmiSyms) device(codes *clib.Codes, d dcmiDev, notes *[]string) (presence.Device, int32, error) {
+	var logic int32
+	if err := codes.Check(fmt.Sprintf("dcmi_get_device_logic_id(card %d, device %d)", d.card, d.dev),
+		s.logicID.CallCode(uintptr(unsafe.Pointer(&logic)), uintptr(d.card), uintptr(d.dev))); err != nil {
+		return presence.Device{}, 0, err
+	}
+	out := presence.Device{SourceIndex: int(logic)}
+	note := func(fn string, code int) bool {
+		if err := codes.Check(fn, code); err != nil {
+			*notes = append(*notes, fmt.Sprintf("card %d device %d: %v", d.card, d.dev, err))
+			return false
+		}
+		return true
+	}
+	card, dev := uintptr(d.card), uintptr(d.dev)
+	if s.chipInfo.OK() {
+		var ci dcmiChipInfo
+		if note("dcmi_get_device_chip_info", s.chipInfo.CallCode(card, dev, uintptr(unsafe.Pointer(&ci)))) {
+			out.Name = chipName(clib.CString(ci.chipType[:]), clib.CString(ci.chipName[:]))
+		}
+	}
+	out.TotalMemory, out.FreeMemory = s.memoryOf(codes, d, notes)
+	if s.pcie.OK() {
+		var p dcmiPCIeInfoAll
+		if note("dcmi_get_device_pcie_info_v2", s.pcie.CallCode(card, dev, uintptr(unsafe.Pointer(&p)))) {
+			out.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", uint32(p.domain), p.bdfBusID, p.bdfDeviceID, p.bdfFuncID)
+		}
+	}
+	return out, logic, nil
+}
+
+// memoryOf is the NPU's memory in bytes: HBM where the chip has it, else
+// its DDR; a note when neither answers.
+func (s *dcmiSyms) memoryOf(codes *clib.Codes, d dcmiDev, notes *[]string) (total, free uint64) {
+	const mb = 1 << 20
+	card, dev := uintptr(d.card), uintptr(d.dev)
+	var why []string
+	if s.hbm.OK() {
+		var h dcmiHBMInfo
+		err := codes.Check("dcmi_get_device_hbm_info", s.hbm.CallCode(card, dev, uintptr(unsafe.Pointer(&h))))
+		if err == nil && h.memorySize > 0 {
+			if h.memoryUsage <= h.memorySize {
+				free = (h.memorySize - h.memoryUsage) * mb
+			}
+			return h.memorySize * mb, free
+		}
+		if err != nil {
+			why = append(why, err.Error())
+		}
+	}
+	if s.memory.OK() {
+		var m dcmiMemoryInfo
+		err := codes.Check("dcmi_get_device_memory_info_v3", s.memory.CallCode(card, dev, uintptr(unsafe.Pointer(&m))))
+		if err == nil && m.memorySize > 0 {
+			if m.memoryAvailable <= m.memorySize {
+				free = m.memoryAvailable * mb
+			}
+			return m.memorySize * mb, free
+		}
+		if err != nil {
+			why = append(why, err.Error())
+		}
+	}
+	if len(why) > 0 {
+		*notes = append(*notes, fmt.Sprintf("card %d device %d: memory unknown: %s", d.card, d.dev, strings.Join(why, "; ")))
+	}
+	return 0, 0
+}
+
+// chipName is the NPU's name from DCMI's chip type and name: "Ascend" and
+// "910B3" are "Ascend910B3", the form of aclrtGetSocName; a name that has
+// the type already ("Ascend910" on 910_93 and 950 boards, DRV
+// dcmi_inner_info_get.c dcmi_copy_npu_chip_name_v2) is kept as it is.
+func chipName(typ, name string) string {
+	if name == "" || strings.HasPrefix(name, typ) {
+		return name
+	}
+	return typ + name
+}
+
+func dcmiInitReason(e *clib.Error) string {
+	switch e.Code {
+	case dcmiErrOperNotPermitted:
+		return fmt.Sprintf("DCMI: %s: no permission to the Ascend driver's nodes: give this user access to /dev/davinci_manager and /dev/davinci* or run in a container started with the NPUs", e.Detail())
+	case dcmiErrNotSupportInDocker:
+		return fmt.Sprintf("DCMI: %s: this DCMI does not answer inside a container; the device nodes answer instead", e.Detail())
+	case dcmiErrDeviceNotExist:
+		return fmt.Sprintf("DCMI: %s: the Ascend driver sees no NPU", e.Detail())
+	}
+	return e.Error()
+}
