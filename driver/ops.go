@@ -145,3 +145,19 @@ var features = []struct {
 	{"PCI bus ids", []Op{OpDevicePCIBusID}},
 	{"UUIDs", []Op{OpDeviceUUID}},
 }
+
+// Unbound names the features (as Describe's "missing.<feature>" keys name
+// them: "modules", "graphs", ...) for which v lists no function at all:
+// no library of this vendor can offer them.
+func (v *Vendor) Unbound() []string {
+	var out []string
+	for _, f := range features {
+		for _, op := range f.ops {
+			if len(v.Symbols[op]) == 0 && v.Adapters[op] == nil {
+				out = append(out, f.name)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -167,8 +167,8 @@ func backend(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.NotContains(t, info.Extra, s.visibleEnv())
 	// What the vendor never binds is missing from any library.
 	unbound := map[string]bool{}
-	if lacksModules(s) != "" {
-		unbound["missing.modules"], unbound["missing.launches"] = true, true
+	for _, f := range s.Vendor.Unbound() {
+		unbound["missing."+f] = true
 	}
 	for k := range info.Extra {
 		assert.False(t, strings.HasPrefix(k, "missing.") && !unbound[k], "the full fake lacks nothing: %s", k)
