@@ -16,7 +16,10 @@ import (
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/cli"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/drivers"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
@@ -29,8 +32,8 @@ func TestMain(m *testing.M) {
 
 // fakes are the fake driver libraries the scripts load, built once.
 var fakes struct {
-	once       sync.Once
-	cuda, musa string
+	once             sync.Once
+	cuda, musa, mtml string
 }
 
 // TestScripts runs testdata/script/*.txtar: the CLI's human output, exit
@@ -39,16 +42,21 @@ var fakes struct {
 // $NOLIB; HIP and Ascend are absent (FLAGOS_LIBHIP_PATH and
 // FLAGOS_LIBASCENDCL_PATH name no file).
 func TestScripts(t *testing.T) {
-	fakes.once.Do(func() { fakes.cuda, fakes.musa = buildFakes(t) })
+	fakes.once.Do(func() { fakes.cuda, fakes.musa, fakes.mtml = buildFakes(t) })
 	if fakes.cuda == "" {
 		t.Fatal("building the fake driver libraries failed")
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
-			// No variable of the host leaks in.
+			// No variable of the host leaks in (testscript starts from a
+			// clean environment; this says so for flagshim's own). The
+			// visible-devices variables stay unset: set and empty, they
+			// hide every device.
 			for _, v := range flagshim.Variables() {
-				env.Setenv(v.Name, "")
+				if v.Kind != driver.VarVisible {
+					env.Setenv(v.Name, "")
+				}
 			}
 			for _, kv := range os.Environ() {
 				if strings.HasPrefix(kv, "FAKE_") {
@@ -57,11 +65,15 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("LIBCUDA", fakes.cuda)
 			env.Setenv("LIBMUSA", fakes.musa)
+			env.Setenv("LIBMTML", fakes.mtml)
 			env.Setenv("NOLIB", "/nonexistent/libcuda.so.1")
-			// No HIP here: the host's own search (its ld.so.cache folders)
-			// would otherwise show in the goldens.
-			env.Setenv("FLAGOS_LIBHIP_PATH", "/nonexistent/libamdhip64.so.6")
-			env.Setenv("FLAGOS_LIBASCENDCL_PATH", "/nonexistent/libascendcl.so") // nor Ascend
+			// No other vendor here: the host's own search (its ld.so.cache
+			// folders) would otherwise show in the goldens.
+			for _, v := range drivers.Vendors() {
+				if v.Type != device.CUDA && v.Type != device.MUSA {
+					env.Setenv(v.Library.EnvVar, "/nonexistent/"+v.Library.Sonames[0])
+				}
+			}
 			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
 			return nil
 		},
@@ -77,9 +89,9 @@ func TestScripts(t *testing.T) {
 // so concurrent test runs cannot see half a library.
 const fakesDir = "/tmp/flagshim-cli-fakes"
 
-func buildFakes(t *testing.T) (cuda, musa string) {
+func buildFakes(t *testing.T) (cuda, musa, mtml string) {
 	h := sha256.New()
-	for _, f := range append(drivertest.FakeSources(t, "cuda"), drivertest.FakeSources(t, "musa")...) {
+	for _, f := range append(append(drivertest.FakeSources(t, "cuda"), drivertest.FakeSources(t, "musa")...), drivertest.FakeSources(t, "mtml")...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +99,7 @@ func buildFakes(t *testing.T) (cuda, musa string) {
 		h.Write(b)
 	}
 	dir := filepath.Join(fakesDir, hex.EncodeToString(h.Sum(nil))[:12])
-	if _, err := os.Stat(filepath.Join(dir, "libmusa.so.1")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "libmtml.so")); err != nil {
 		if err := os.MkdirAll(fakesDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -101,11 +113,12 @@ func buildFakes(t *testing.T) (cuda, musa string) {
 		}
 		drivertest.BuildFake(t, "cuda", tmp)
 		drivertest.BuildFake(t, "musa", tmp)
+		drivertest.BuildFake(t, "mtml", tmp)
 		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) && !errors.Is(err, syscall.ENOTEMPTY) {
 			t.Fatal(err)
 		}
 	}
-	return filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libmusa.so.1")
+	return filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libmusa.so.1"), filepath.Join(dir, "libmtml.so")
 }
 
 var (
