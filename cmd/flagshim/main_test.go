@@ -16,7 +16,9 @@ import (
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/cli"
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/drivers"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
@@ -57,8 +59,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("LIBCUDA", fakes.cuda)
 			env.Setenv("LIBMUSA", fakes.musa)
 			env.Setenv("NOLIB", "/nonexistent/libcuda.so.1")
-			// No HIP here: the host's own search (its ld.so.cache folders)
-			// would otherwise show in the goldens.
+			// No other vendor's library here: the host's own search (its
+			// ld.so.cache folders) would otherwise show in the goldens.
+			for _, v := range drivers.Vendors() {
+				if v.Type != device.CUDA && v.Type != device.MUSA && v.Library.EnvVar != "" {
+					env.Setenv(v.Library.EnvVar, "/nonexistent/"+v.Library.Sonames[0])
+				}
+			}
 			env.Setenv("FLAGOS_LIBHIP_PATH", "/nonexistent/libamdhip64.so.6")
 			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
 			return nil

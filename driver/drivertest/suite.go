@@ -43,6 +43,70 @@ type Suite struct {
 	// that Vendor.Results lacks (HIP's hipGetErrorName names 1054
 	// hipErrorTbd); a code it does not name gets the core's generated name.
 	FakeNames map[int]string
+	// Codes maps the CUDA result numbers the cases use (fake_common.h
+	// answers them: 2 out of memory, 100 no device, 200 and 218 a bad
+	// image, 700 an illegal address, 719 a failed launch, ...; the cases
+	// set FAKE_INIT_RESULT and FAKE_SYNC_RESULT with them) to the vendor's
+	// own, for a vendor whose results are numbered otherwise (Cambricon's
+	// CNresult): its fake translates each the same way. A number not in the
+	// map is the vendor's as is; nil for CUDA's numbering (CUDA, MUSA, HIP).
+	Codes map[int]int
+}
+
+// code is the vendor's result code for the CUDA number n (see Codes).
+func (s *Suite) code(n int) int {
+	if c, ok := s.Codes[n]; ok {
+		return c
+	}
+	return n
+}
+
+// launches reports whether the vendor binds kernel launches
+// (OpLaunchKernel). A vendor whose launch model has no mapping from CUDA's
+// grid and block binds none: its Launch reports device.ErrNotSupported,
+// and the cases check that instead of running kernels.
+func (s *Suite) launches() bool { return len(s.Vendor.Symbols[driver.OpLaunchKernel]) > 0 }
+
+// noLaunches skips a case that only runs kernels, for a vendor without
+// launches.
+func noLaunches(s *Suite) string {
+	if s.launches() {
+		return ""
+	}
+	return fmt.Sprintf("%s binds no kernel launch (OpLaunchKernel): its Launch reports device.ErrNotSupported", s.typ())
+}
+
+// unbound reports whether a Describe "missing.<feature>" message
+// ("... lacks OpA, OpB, needed for ...") names only operations the vendor
+// binds no function for: a feature it leaves out on purpose, not one its
+// library lacks.
+func (s *Suite) unbound(msg string) bool {
+	_, rest, ok := strings.Cut(msg, " lacks ")
+	if !ok {
+		return false
+	}
+	names, _, ok := strings.Cut(rest, ", needed for ")
+	if !ok {
+		return false
+	}
+	for _, n := range strings.Split(names, ", ") {
+		if !s.unboundOp(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// unboundOp reports whether name is an operation's own name ("OpLaunchKernel",
+// what the core calls an operation the vendor names no function for) and
+// the vendor binds no function for it.
+func (s *Suite) unboundOp(name string) bool {
+	for op := driver.Op(0); op.String() != "Op(?)"; op++ {
+		if op.String() == name {
+			return len(s.Vendor.Symbols[op]) == 0
+		}
+	}
+	return false
 }
 
 // Test runs the suite from the package's top-level test: in the parent it
