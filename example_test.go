@@ -40,6 +40,7 @@ func Example() {
 	// drivers/musa ok=true
 	// drivers/hip ok=true
 	// drivers/mlu ok=true
+	// drivers/gcu ok=true
 	// drivers/flagos ok=true
 	// vendor_compat/acme-compat ok=true
 	// ecosystem/alias ok=true

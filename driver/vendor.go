@@ -182,7 +182,9 @@ const (
 )
 
 // Attributes are a vendor's numbers for the device attributes the core
-// reads.
+// reads. A negative number says the vendor has no such attribute (or none
+// whose number is confirmed): it is never asked for, and the property is
+// left 0 (unknown).
 type Attributes struct {
 	MultiprocessorCount    int // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 16
 	ComputeCapabilityMajor int // 75

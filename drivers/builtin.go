@@ -3,6 +3,7 @@ package drivers
 import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/gcu"
 	"github.com/flagos-ai/flagshim/drivers/hip"
 	"github.com/flagos-ai/flagshim/drivers/mlu"
 	"github.com/flagos-ai/flagshim/drivers/musa"
@@ -16,6 +17,7 @@ var builtin = []func() *driver.Vendor{
 	musa.Vendor,
 	hip.Vendor,
 	mlu.Vendor,
+	gcu.Vendor,
 }
 
 func init() {
