@@ -100,8 +100,10 @@ type efmlDevMemInfo struct {
 }
 
 type efmlDeviceInfo struct {
-	name                                                  [128]byte
-	vendorID, deviceID, domainID, busID, devID, funcID, _ uint32 // the last is logic_id
+	name                           [128]byte
+	_                              [2]uint32 // vendor_id, device_id
+	domainID, busID, devID, funcID uint32
+	_                              uint32 // logic_id
 }
 
 // EFML asks the Enflame Management Library which GCUs are here, then

@@ -31,7 +31,6 @@ func TestEFMLLayouts(t *testing.T) {
 	assert.Equal(t, uintptr(16), unsafe.Sizeof(efmlDevMemInfo{}))
 	assert.Equal(t, uintptr(8), unsafe.Offsetof(efmlDevMemInfo{}.memUsed))
 	assert.Equal(t, uintptr(156), unsafe.Sizeof(efmlDeviceInfo{}))
-	assert.Equal(t, uintptr(128), unsafe.Offsetof(efmlDeviceInfo{}.vendorID))
 	assert.Equal(t, uintptr(136), unsafe.Offsetof(efmlDeviceInfo{}.domainID))
 	assert.Equal(t, uintptr(148), unsafe.Offsetof(efmlDeviceInfo{}.funcID))
 }

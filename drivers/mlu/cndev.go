@@ -103,25 +103,23 @@ type cndevCardInfo struct {
 	number  uint32
 }
 
+// The structs hold only the fields read; the others are blank, in place.
+
 type cndevUUID struct {
-	version   int32
-	uuid      [37]byte // CNDEV_UUID_SIZE
-	ncsUUID64 uint64   // at 48: Go pads as C does
+	version int32
+	uuid    [37]byte // CNDEV_UUID_SIZE
+	_       uint64   // ncsUUID64, at 48: Go pads as C does
 }
 
 type cndevMemoryInfoV2 struct {
-	physicalMemoryTotal, physicalMemoryUsed, reservedMemory int64
-	virtualMemoryTotal, virtualMemoryUsed                   int64
-	globalMemory                                            uint64
-	reserved                                                [16]uint64
+	physicalMemoryTotal, physicalMemoryUsed int64      // MB
+	_                                       [20]uint64 // reservedMemory, virtualMemoryTotal/Used, globalMemory, reserved[16]
 }
 
 type cndevPCIeInfoV2 struct {
-	subsystemID, deviceID         uint32
-	vendor, subsystemVendor       uint16
+	_                             [12]byte // subsystemId, deviceId, vendor, subsystemVendor
 	domain, bus, device, function uint32
-	moduleID, slotID              uint16
-	reserved                      [8]uint32
+	_                             [36]byte // moduleId, slotId, reserved[8]
 }
 
 // CNDev asks Cambricon's management library which MLUs are here, then

@@ -31,12 +31,10 @@ func TestCNDevLayouts(t *testing.T) {
 	assert.Equal(t, uintptr(8), unsafe.Sizeof(cndevCardInfo{}))
 	assert.Equal(t, uintptr(56), unsafe.Sizeof(cndevUUID{}))
 	assert.Equal(t, uintptr(4), unsafe.Offsetof(cndevUUID{}.uuid))
-	assert.Equal(t, uintptr(48), unsafe.Offsetof(cndevUUID{}.ncsUUID64))
 	assert.Equal(t, uintptr(176), unsafe.Sizeof(cndevMemoryInfoV2{}))
 	assert.Equal(t, uintptr(64), unsafe.Sizeof(cndevPCIeInfoV2{}))
 	assert.Equal(t, uintptr(12), unsafe.Offsetof(cndevPCIeInfoV2{}.domain))
 	assert.Equal(t, uintptr(24), unsafe.Offsetof(cndevPCIeInfoV2{}.function))
-	assert.Equal(t, uintptr(30), unsafe.Offsetof(cndevPCIeInfoV2{}.slotID))
 }
 
 // TestCNDevFakes runs each case against the fake CNDev in a child process
