@@ -20,6 +20,7 @@ import (
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/probe"
@@ -434,5 +435,10 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		steps = append(steps, p.Name+"/"+p.Step)
 		assert.Empty(t, p.Error)
 	}
-	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/hip", "drivers/npu", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
+	want := []string{}
+	for _, v := range drivers.Vendors() {
+		want = append(want, "drivers/"+string(v.Type))
+	}
+	want = append(want, "drivers/flagos", "vendor_compat/", "ecosystem/alias")
+	assert.Equal(t, want, steps, "a drivers step per built-in vendor, in the registry's order")
 }

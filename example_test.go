@@ -39,7 +39,9 @@ func Example() {
 	// drivers/cuda ok=true
 	// drivers/musa ok=true
 	// drivers/hip ok=true
+	// drivers/mlu ok=true
 	// drivers/npu ok=true
+	// drivers/gcu ok=true
 	// drivers/flagos ok=true
 	// vendor_compat/acme-compat ok=true
 	// ecosystem/alias ok=true

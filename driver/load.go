@@ -202,6 +202,13 @@ func (b *Backend) initDriver(s *state, p *progress) {
 		s.fail(err, fmt.Sprintf("%s: %s(0) failed: %s (library %s)%s", v.Type, a.sym(OpInit), bare(err), s.path, b.initHint(err)))
 		return
 	}
+	if s.version == 0 {
+		// A version function that needs init answers now (cn_api.h lists
+		// CN_ERROR_NOT_INITIALIZED among cnDriverGetVersion's results).
+		if ver, err := a.driverVersion(); err == nil {
+			s.version = ver
+		}
+	}
 	p.at(a.sym(OpDeviceCount))
 	n, err := a.deviceCount()
 	// A driver may say "no device" through the count's result rather than

@@ -44,7 +44,7 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 		{at.MultiprocessorCount, &p.MultiProcessors},
 	} {
 		if x.attr < 0 {
-			continue // the vendor has no such attribute: 0
+			continue // the vendor has no such attribute: unknown, 0
 		}
 		if *x.dst, err = a.deviceAttribute(x.attr, d); err != nil {
 			return p, s.opErr(OpDeviceAttribute, d, fmt.Errorf("attribute %d: %w", x.attr, err))

@@ -203,9 +203,9 @@ const (
 )
 
 // Attributes are a vendor's numbers for the device attributes the core
-// reads. A negative number says the vendor has no such attribute: the
-// property stays 0 and the library is not asked (Ascend NPUs have no
-// compute capability).
+// reads. A negative number says the vendor has no such attribute (or none
+// whose number is confirmed): it is never asked for, and the property is
+// left 0 (unknown).
 type Attributes struct {
 	MultiprocessorCount    int // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 16
 	ComputeCapabilityMajor int // 75

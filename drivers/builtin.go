@@ -3,7 +3,9 @@ package drivers
 import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/gcu"
 	"github.com/flagos-ai/flagshim/drivers/hip"
+	"github.com/flagos-ai/flagshim/drivers/mlu"
 	"github.com/flagos-ai/flagshim/drivers/musa"
 	"github.com/flagos-ai/flagshim/drivers/npu"
 )
@@ -15,7 +17,9 @@ var builtin = []func() *driver.Vendor{
 	cuda.Vendor,
 	musa.Vendor,
 	hip.Vendor,
+	mlu.Vendor,
 	npu.Vendor,
+	gcu.Vendor,
 }
 
 func init() {

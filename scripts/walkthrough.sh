@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Reproduces the README's walkthroughs on any Linux machine with Go and a C
 # compiler: builds the fake vendor library the tests use (a MUSA driver, a
-# HIP runtime or Ascend's AscendCL, each with two devices) into a private
-# temporary folder, points flagshim at it and runs the CLI.
+# HIP runtime, a Cambricon CNDrv, Ascend's AscendCL or an Enflame TOPS
+# runtime, each with two devices) into a private temporary folder, points
+# flagshim at it and runs the CLI.
 #
 #   scripts/walkthrough.sh musa [flagshim arguments...]   # default: info
 #   scripts/walkthrough.sh hip  [flagshim arguments...]
+#   scripts/walkthrough.sh mlu  [flagshim arguments...]
 #   scripts/walkthrough.sh npu  [flagshim arguments...]
+#   scripts/walkthrough.sh gcu  [flagshim arguments...]
 #
 # The machine's own libcuda, if it has one, is hidden (FLAGOS_LIBCUDA_PATH
 # names a file that does not exist), so the output is that of a machine
@@ -17,9 +20,11 @@ vendor=${1:-}
 case $vendor in
 musa) src=driver/drivertest/testdata/fake_cufamily.c soname=libmusa.so.1 defs=-DFAKE_MU var=FLAGOS_LIBMUSA_PATH ;;
 hip) src=drivers/hip/testdata/fake_libamdhip64.c soname=libamdhip64.so.6 defs= var=FLAGOS_LIBHIP_PATH ;;
+mlu) src=drivers/mlu/testdata/fake_libcndrv.c soname=libcndrv.so defs= var=FLAGOS_LIBCNDRV_PATH ;;
 npu) src=drivers/npu/testdata/fake_libascendcl.c soname=libascendcl.so defs= var=FLAGOS_LIBASCENDCL_PATH ;;
+gcu) src=drivers/gcu/testdata/fake_libtopsrt.c soname=libtopsrt.so defs= var=FLAGOS_LIBTOPSRT_PATH ;;
 *)
-	echo "usage: $0 musa|hip|npu [flagshim arguments...]" >&2
+	echo "usage: $0 musa|hip|mlu|npu|gcu [flagshim arguments...]" >&2
 	exit 2
 	;;
 esac

@@ -67,10 +67,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("LIBMUSA", fakes.musa)
 			env.Setenv("LIBMTML", fakes.mtml)
 			env.Setenv("NOLIB", "/nonexistent/libcuda.so.1")
-			// No other vendor here: the host's own search (its ld.so.cache
-			// folders) would otherwise show in the goldens.
+			// No other vendor's library here: the host's own search (its
+			// ld.so.cache folders) would otherwise show in the goldens.
 			for _, v := range drivers.Vendors() {
-				if v.Type != device.CUDA && v.Type != device.MUSA {
+				if v.Type != device.CUDA && v.Type != device.MUSA && v.Library.EnvVar != "" {
 					env.Setenv(v.Library.EnvVar, "/nonexistent/"+v.Library.Sonames[0])
 				}
 			}

@@ -266,7 +266,7 @@ func noGraphs(t *testing.T, s *Suite, b *driver.Backend) {
 	defer st.Destroy()
 	err = g.BeginCapture(st)
 	assert.ErrorIs(t, err, device.ErrNotSupported)
-	assert.ErrorContains(t, err, s.sym(driver.OpStreamBeginCapture))
+	assert.ErrorContains(t, err, s.opName(driver.OpStreamBeginCapture))
 	assert.ErrorContains(t, err, "needed for graphs")
 	_, err = g.EndCapture(st)
 	assert.ErrorIs(t, err, device.ErrNotSupported)
@@ -274,7 +274,7 @@ func noGraphs(t *testing.T, s *Suite, b *driver.Backend) {
 	// The rest still works, streams included.
 	lm, err := b.LoadModule(0, []byte(AddImage), "x")
 	require.NoError(t, err)
-	AddRoundTrip(t, b, lm, 0, 10)
+	s.roundTrip(t, b, lm, 0, 10)
 	require.NoError(t, lm.Unload())
 	require.NoError(t, st.Synchronize())
 }

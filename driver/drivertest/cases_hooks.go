@@ -153,7 +153,7 @@ func hookFailure(t *testing.T, s *Suite, _ *driver.Backend) {
 	assert.Equal(t, 1, live())
 
 	assert.Equal(t, []string{"A", "B", "C"}, good.(*driver.Module).Applied(), "other modules are untouched")
-	AddRoundTrip(t, b, good, 0, 10)
+	s.roundTrip(t, b, good, 0, 10)
 	require.NoError(t, good.Unload())
 	assert.Equal(t, []string{"C.fini good", "B.fini good", "A.fini good"}, ev.take(), "unload finalizes in reverse")
 	assert.Zero(t, live())
@@ -246,7 +246,7 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 					errs <- fmt.Errorf("%s: applied %v", m.Label(), applied)
 				}
 				fn, err := m.Function("nop")
-				if err == nil {
+				if err == nil && s.launches() {
 					p, _ := b.Alloc(dev, 8)
 					err = b.Launch(dev, fn, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, p)
 					_ = b.Free(dev, p)
@@ -285,7 +285,8 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 
 // unavailableCode is how the unavailable_note case makes the backend
 // unusable: the vendor's stub code (CUDA's 34) where it has one, else init
-// failing with no device (100), and the sentinel that code matches.
+// failing with no device (100, as FAKE_INIT_RESULT takes it), and the
+// sentinel that code matches.
 func (s *Suite) unavailableCode() (int, error) {
 	if c, ok := s.stubCode(); ok {
 		return c, driver.ErrStubLibrary
@@ -295,6 +296,7 @@ func (s *Suite) unavailableCode() (int, error) {
 
 func unavailableNote(t *testing.T, s *Suite, _ *driver.Backend) {
 	code, sentinel := s.unavailableCode()
+	code = s.code(code)
 	var note atomic.Value
 	note.Store("")
 	var calls atomic.Int32

@@ -176,9 +176,9 @@ func stub(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Equal(t, os.Getenv(libEnv), b.Describe().Library)
 }
 
-// initCase is init failing with code, where the vendor has that code: the
-// backend is not available, with the sentinels given here and those of the
-// vendor's table.
+// initCase is init failing with code (a CUDA number: Suite.Codes gives the
+// vendor's), where the vendor has that code: the backend is not available,
+// with the sentinels given here and those of the vendor's table.
 func initCase(cudaCode int, sentinels ...error) fakeCase {
 	return fakeCase{
 		name: fmt.Sprintf("init_%d", cudaCode),
@@ -186,11 +186,9 @@ func initCase(cudaCode int, sentinels ...error) fakeCase {
 			if _, ok := s.Vendor.Results[s.code(cudaCode)]; ok {
 				return ""
 			}
-			return fmt.Sprintf("%s has no result code for CUDA's %d", s.typ(), cudaCode)
+			return fmt.Sprintf("%s has no result code %d", s.typ(), s.code(cudaCode))
 		},
-		setup: func(t *testing.T, s *Suite) []string {
-			return withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", s.code(cudaCode)))(t, s)
-		},
+		setup: withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", cudaCode)),
 		check: func(t *testing.T, s *Suite, b *driver.Backend) {
 			code := s.code(cudaCode)
 			targets := slices.Concat(sentinels, s.Vendor.Results[code].Is)

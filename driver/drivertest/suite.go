@@ -57,6 +57,54 @@ type Suite struct {
 	SharedName bool
 }
 
+// launches reports whether the vendor binds kernel launches
+// (OpLaunchKernel). A vendor whose launch model has no mapping from CUDA's
+// grid and block binds none: its Launch reports device.ErrNotSupported,
+// and the cases check that instead of running kernels.
+func (s *Suite) launches() bool { return len(s.Vendor.Symbols[driver.OpLaunchKernel]) > 0 }
+
+// noLaunches skips a case that only runs kernels, for a vendor without
+// launches.
+func noLaunches(s *Suite) string {
+	if s.launches() {
+		return ""
+	}
+	return fmt.Sprintf("%s binds no kernel launch (OpLaunchKernel): its Launch reports device.ErrNotSupported", s.typ())
+}
+
+// unbound reports whether a Describe "missing.<feature>" message
+// ("... lacks OpA, OpB, needed for ...") names only operations the vendor
+// binds no function for: a feature it leaves out on purpose, not one its
+// library lacks.
+func (s *Suite) unbound(msg string) bool {
+	_, rest, ok := strings.Cut(msg, " lacks ")
+	if !ok {
+		return false
+	}
+	names, _, ok := strings.Cut(rest, ", needed for ")
+	if !ok {
+		return false
+	}
+	for _, n := range strings.Split(names, ", ") {
+		if !s.unboundOp(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// unboundOp reports whether name is an operation's own name ("OpLaunchKernel",
+// what the core calls an operation the vendor names no function for) and
+// the vendor binds no function for it.
+func (s *Suite) unboundOp(name string) bool {
+	for op := driver.Op(0); op.String() != "Op(?)"; op++ {
+		if op.String() == name {
+			return len(s.Vendor.Symbols[op]) == 0
+		}
+	}
+	return false
+}
+
 // code is the vendor's code for fake_common.h's code c (Codes).
 func (s *Suite) code(c int) int {
 	if v, ok := s.Codes[c]; ok {
@@ -154,6 +202,15 @@ func (s *Suite) Build(tb testing.TB, defines ...string) string {
 
 // sym is the vendor's preferred name of op.
 func (s *Suite) sym(op driver.Op) string { return s.Vendor.Symbols[op][0] }
+
+// opName is how the core names op in its messages: the vendor's first
+// name, else the operation's own (OpStreamBeginCapture) where it binds none.
+func (s *Suite) opName(op driver.Op) string {
+	if names := s.Vendor.Symbols[op]; len(names) > 0 {
+		return names[0]
+	}
+	return op.String()
+}
 
 // syms are all the vendor's names of op.
 func (s *Suite) syms(op driver.Op) []string { return s.Vendor.Symbols[op] }

@@ -1,0 +1,261 @@
+package mlu
+
+// The CNDev binding (Cambricon's management library, libcndev.so, what
+// cnmon uses). Prototypes, structs and codes are from cndev.h as
+// Cambricon/mlu-exporter vendors it (pkg/cndev/include/cndev.h, the
+// CNDEV_VERSION_6 header); the calls and the version field are used the
+// same way by mlu-exporter (pkg/cndev/cndev.go) and the k8s device plugin
+// (Cambricon/cambricon-k8s-device-plugin device-plugin/pkg/cndev):
+//
+//	cndevRet_t cndevInit(__int32_t reserved);                                  reserved: 0
+//	cndevRet_t cndevRelease(void);
+//	cndevRet_t cndevGetDeviceCount(cndevCardInfo_t *cardNum);                  {__int32_t version (IN); __uint32_t number (OUT)}
+//	cndevRet_t cndevGetDeviceHandleByIndex(__int32_t index, cndevDevice_t *handle);   cndevDevice_t is __int32_t
+//
+// and, optional:
+//
+//	const char *cndevGetErrorString(cndevRet_t errorId);
+//	const char *cndevGetCardNameStringByDevId(cndevDevice_t device);
+//	cndevRet_t cndevGetUUID(cndevUUID_t *uuidInfo, cndevDevice_t device);      {__int32_t version; __uint8_t uuid[37]; __uint64_t ncsUUID64}: 56 bytes
+//	cndevRet_t cndevGetMemoryUsageV2(cndevMemoryInfoV2_t *memInfo, cndevDevice_t device);
+//	    {__int64_t physicalMemoryTotal, physicalMemoryUsed, reservedMemory, virtualMemoryTotal,
+//	     virtualMemoryUsed; __uint64_t globalMemory; __uint64_t reserved[16]}: MB, no version field, 176 bytes
+//	cndevRet_t cndevGetPCIeInfoV2(cndevPCIeInfoV2_t *deviceInfo, cndevDevice_t device);
+//	    {__uint32_t subsystemId, deviceId; __uint16_t vendor, subsystemVendor; __uint32_t domain,
+//	     bus, device, function; __uint16_t moduleId, slotId; __uint32_t reserved[8]}: 64 bytes
+//	cndevRet_t cndevGetDriverVersion(__uint32_t *majorVersion, __uint32_t *minorVersion, __uint32_t *buildVersion);
+//
+// The header's __uint64_t and __int64_t are long on LP64 Linux: 8 bytes.
+// Structs with a version field get CNDEV_VERSION_6 (6), as mlu-exporter
+// sets. A device's UUID is written "MLU-" + CNDev's UUID string, as the
+// k8s device plugin writes it (pkg/cndev/bindings.go); that it equals the
+// formatted 16 bytes of CNDrv's cnDeviceGetUuid (the exact tier) is not
+// confirmed. CNDev talks to the kernel driver through /dev/cambricon_ctl;
+// cndevInit initializes no CNDrv context.
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/presence"
+)
+
+// CNDevEnvVar overrides the search for libcndev.so with an absolute path.
+const CNDevEnvVar = "FLAGOS_LIBCNDEV_PATH"
+
+// SourceCNDev is the presence Report.Source of CNDev's answer.
+const SourceCNDev = "cndev"
+
+// CNDevLibrary is where CNDev is looked for: Neuware's folder (the k8s
+// plugin's build_image.sh copies /usr/local/neuware/lib64/libcndev.so),
+// then where the driver package installs it on the host (the k8s plugin
+// probes /usr/lib/<multiarch>/libcndev.so and /usr/lib64/libcndev.so,
+// pkg/cndev/bindings.go).
+var CNDevLibrary = clib.Library{
+	Name:    "libcndev",
+	EnvVar:  CNDevEnvVar,
+	Sonames: []string{"libcndev.so"},
+	Dirs:    []string{"/usr/local/neuware/lib64", clib.MultiarchLibDir, "/usr/lib64"},
+}
+
+// cndevVersion6 is CNDEV_VERSION_6, the API version set in the structs'
+// version field.
+const cndevVersion6 = 6
+
+type cndevSyms struct {
+	init, release, count, handle         clib.Func
+	errorString, name, uuid, memory, pci clib.Func
+	driverVersion                        clib.Func
+}
+
+func (s *cndevSyms) table() []clib.Sym {
+	return []clib.Sym{
+		{Fn: &s.init, Names: []string{"cndevInit"}, Required: true, Sig: "i"},
+		{Fn: &s.release, Names: []string{"cndevRelease"}, Required: true},
+		{Fn: &s.count, Names: []string{"cndevGetDeviceCount"}, Required: true, Sig: "p"},
+		{Fn: &s.handle, Names: []string{"cndevGetDeviceHandleByIndex"}, Required: true, Sig: "ip"},
+		{Fn: &s.errorString, Names: []string{"cndevGetErrorString"}, Sig: "i"},
+		{Fn: &s.name, Names: []string{"cndevGetCardNameStringByDevId"}, Sig: "i"},
+		{Fn: &s.uuid, Names: []string{"cndevGetUUID"}, Sig: "pi"},
+		{Fn: &s.memory, Names: []string{"cndevGetMemoryUsageV2"}, Sig: "pi"},
+		{Fn: &s.pci, Names: []string{"cndevGetPCIeInfoV2"}, Sig: "pi"},
+		{Fn: &s.driverVersion, Names: []string{"cndevGetDriverVersion"}, Sig: "ppp"},
+	}
+}
+
+// codes gives CNDev's errors their names and cndevGetErrorString's words.
+func (s *cndevSyms) codes() *clib.Codes {
+	c := &clib.Codes{Library: "CNDev", Names: cndevRetNames}
+	if s.errorString.OK() {
+		c.Message = func(code int) string {
+			return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
+		}
+	}
+	return c
+}
+
+type cndevCardInfo struct {
+	version int32
+	number  uint32
+}
+
+// The structs hold only the fields read; the others are blank, in place.
+
+type cndevUUID struct {
+	version int32
+	uuid    [37]byte // CNDEV_UUID_SIZE
+	_       uint64   // ncsUUID64, at 48: Go pads as C does
+}
+
+type cndevMemoryInfoV2 struct {
+	physicalMemoryTotal, physicalMemoryUsed int64      // MB
+	_                                       [20]uint64 // reservedMemory, virtualMemoryTotal/Used, globalMemory, reserved[16]
+}
+
+type cndevPCIeInfoV2 struct {
+	_                             [12]byte // subsystemId, deviceId, vendor, subsystemVendor
+	domain, bus, device, function uint32
+	_                             [36]byte // moduleId, slotId, reserved[8]
+}
+
+// CNDev asks Cambricon's management library which MLUs are here, then
+// applies MLU_VISIBLE_DEVICES (comma-separated ordinals, as
+// CUDA_VISIBLE_DEVICES' ordinals: see presence.Visible). It opens
+// libcndev.so (FLAGOS_LIBCNDEV_PATH overrides the search), calls cndevInit,
+// reads every device and calls cndevRelease before returning; it never
+// initializes CNDrv (cnInit). A count above device.MaxDevices is refused
+// before anything is allocated for it. Safe for concurrent use; keeps no
+// state.
+func CNDev(e *presence.Env) (r presence.Report) {
+	r.Source = SourceCNDev
+	defer presence.Guard(&r)
+	lib := e.Open(CNDevLibrary, &r)
+	if lib == nil {
+		return r
+	}
+	var s cndevSyms
+	if err := lib.Resolve("CNDev", s.table()); err != nil {
+		r.Err = err
+		r.Reason = err.Error() + "; update the Cambricon driver or point " + CNDevEnvVar + " at its libcndev.so"
+		return r
+	}
+	codes := s.codes()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := codes.Check("cndevInit", s.init.CallCode(0)); err != nil {
+		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
+		r.Reason = cndevInitReason(err.(*clib.Error))
+		e.Log().Debug("presence: cndev init failed", zap.Error(err))
+		return r
+	}
+	defer func() {
+		if err := codes.Check("cndevRelease", s.release.CallCode()); err != nil {
+			r.Notes = append(r.Notes, err.Error())
+		}
+	}()
+
+	if s.driverVersion.OK() {
+		var major, minor, build uint32
+		if err := codes.Check("cndevGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&major)),
+			uintptr(unsafe.Pointer(&minor)), uintptr(unsafe.Pointer(&build)))); err == nil {
+			r.DriverVersion = fmt.Sprintf("%d.%d.%d", major, minor, build)
+		} else {
+			r.Notes = append(r.Notes, err.Error())
+		}
+	}
+
+	info := cndevCardInfo{version: cndevVersion6}
+	if err := codes.Check("cndevGetDeviceCount", s.count.CallCode(uintptr(unsafe.Pointer(&info)))); err != nil {
+		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+		r.Reason = err.Error()
+		return r
+	}
+	if !presence.CheckCount(&r, "CNDev", "cndevGetDeviceCount", uint64(info.number)) {
+		return r
+	}
+	all := make([]presence.Device, 0, info.number)
+	for i := range int(info.number) {
+		d, err := s.device(codes, i, &r.Notes)
+		if err != nil {
+			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+			r.Reason = err.Error()
+			return r
+		}
+		all = append(all, d)
+	}
+	r.Total = len(all)
+	value, set := e.Lookup(VisibleDevicesEnv)
+	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
+	devs, err := presence.Visible(all, value, set)
+	if err != nil {
+		r.Err = err
+		r.Reason = fmt.Sprintf("CNDev sees %d device%s, but %s cannot be resolved without CNDrv: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
+		return r
+	}
+	r.Devices = devs
+	r.Reason = presence.CountReason("CNDev", r.Total, len(devs), r.Visibility)
+	e.Log().Debug("presence: cndev", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
+	return r
+}
+
+// device reads device i; what an optional function cannot say is noted.
+func (s *cndevSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
+	d := presence.Device{Index: i, SourceIndex: i}
+	var h int32
+	if err := codes.Check(fmt.Sprintf("cndevGetDeviceHandleByIndex(%d)", i), s.handle.CallCode(uintptr(uint32(int32(i))), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return d, err
+	}
+	dev := uintptr(uint32(h))
+	note := func(err error) bool {
+		if err != nil {
+			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
+		}
+		return err == nil
+	}
+	if s.name.OK() {
+		d.Name = clib.GoString(s.name.Call(dev), 256)
+	}
+	if s.uuid.OK() {
+		u := cndevUUID{version: cndevVersion6}
+		if note(codes.Check("cndevGetUUID", s.uuid.CallCode(uintptr(unsafe.Pointer(&u)), dev))) {
+			if id := clib.CString(u.uuid[:]); id != "" {
+				d.UUID = "MLU-" + id
+			}
+		}
+	}
+	if s.pci.OK() {
+		var p cndevPCIeInfoV2
+		if note(codes.Check("cndevGetPCIeInfoV2", s.pci.CallCode(uintptr(unsafe.Pointer(&p)), dev))) {
+			d.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", p.domain, p.bus, p.device, p.function)
+		}
+	}
+	if s.memory.OK() {
+		var m cndevMemoryInfoV2
+		if note(codes.Check("cndevGetMemoryUsageV2", s.memory.CallCode(uintptr(unsafe.Pointer(&m)), dev))) && m.physicalMemoryTotal > 0 {
+			d.TotalMemory = uint64(m.physicalMemoryTotal) << 20
+			if used := m.physicalMemoryUsed; used >= 0 && used <= m.physicalMemoryTotal {
+				d.FreeMemory = uint64(m.physicalMemoryTotal-used) << 20
+			}
+		}
+	}
+	return d, nil
+}
+
+func cndevInitReason(e *clib.Error) string {
+	switch e.Code {
+	case cndevNoDriver:
+		return fmt.Sprintf("CNDev: the Cambricon MLU driver is not loaded (%s): no MLU is usable here", e.Name)
+	case cndevNoDevices:
+		return fmt.Sprintf("CNDev: no MLU device is usable (%s): the driver failed to load or the device nodes are not mapped (start the container with /dev/cambricon_dev* and /dev/cambricon_ctl)", e.Name)
+	case cndevNoPermission:
+		return fmt.Sprintf("CNDev: no permission to the MLU device nodes (%s): give this user access to /dev/cambricon_dev* and /dev/cambricon_ctl", e.Name)
+	case cndevLowDriverVersion:
+		return fmt.Sprintf("CNDev: the MLU driver is older than this libcndev.so supports (%s): update the driver or use the libcndev.so it came with (%s)", e.Name, CNDevEnvVar)
+	}
+	return e.Error()
+}
