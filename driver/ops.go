@@ -16,7 +16,7 @@ const (
 	OpDeviceCount               // cuDeviceGetCount(int *count)                       required
 	OpDeviceGet                 // cuDeviceGet(CUdevice *dev, int ordinal)            required
 	OpDeviceName                // cuDeviceGetName(char *name, int len, CUdevice)     required
-	OpDeviceTotalMem            // cuDeviceTotalMem_v2(size_t *bytes, CUdevice)       required
+	OpDeviceTotalMem            // cuDeviceTotalMem_v2(size_t *bytes, CUdevice)       required where named (else see Properties)
 	OpDeviceAttribute           // cuDeviceGetAttribute(int *v, int attr, CUdevice)   required
 	OpDeviceUUID                // cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice)
 	OpDevicePCIBusID            // cuDeviceGetPCIBusId(char *id, int len, CUdevice)
@@ -99,10 +99,16 @@ func (op Op) String() string {
 	return "Op" + opNames[op]
 }
 
-// requiredOps are the operations without which a library is unusable.
-func requiredOps(m ContextModel) []Op {
-	ops := []Op{OpInit, OpDriverVersion, OpDeviceCount, OpDeviceGet, OpDeviceName, OpDeviceTotalMem, OpDeviceAttribute, OpSynchronize}
-	if m == CurrentDevice {
+// requiredOps are the operations without which a library of v is
+// unusable. OpDeviceTotalMem is one where v names a function for it; a
+// vendor whose API has no total-memory function of CUDA's shape names none,
+// and Properties reads the total another way (see Backend.Properties).
+func requiredOps(v *Vendor) []Op {
+	ops := []Op{OpInit, OpDriverVersion, OpDeviceCount, OpDeviceGet, OpDeviceName, OpDeviceAttribute, OpSynchronize}
+	if len(v.Symbols[OpDeviceTotalMem]) > 0 {
+		ops = append(ops, OpDeviceTotalMem)
+	}
+	if v.Context == CurrentDevice {
 		return append(ops, OpSetDevice)
 	}
 	return append(ops, OpPrimaryCtxRetain, OpCtxSetCurrent)
@@ -124,4 +130,22 @@ var features = []struct {
 	{"asynchronous copies", []Op{OpMemcpyHtoDAsync, OpMemcpyDtoHAsync}},
 	{"PCI bus ids", []Op{OpDevicePCIBusID}},
 	{"UUIDs", []Op{OpDeviceUUID}},
+}
+
+// Unbound names the optional features ("UUIDs", "asynchronous copies") for
+// which v names no function for one of their operations: whatever library
+// of v is loaded, Describe reports them missing ("missing.<feature>") and
+// their calls are device.ErrNotSupported. A vendor leaves an operation
+// without a name where its API lacks it or its shape is not confirmed.
+func (v *Vendor) Unbound() []string {
+	var out []string
+	for _, f := range features {
+		for _, op := range f.ops {
+			if len(v.Symbols[op]) == 0 {
+				out = append(out, f.name)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -73,11 +73,14 @@ func noStubCode(s *Suite) string {
 // noVersionedTotalMem skips the fallback case for a vendor whose
 // total-memory function has one name.
 func noVersionedTotalMem(s *Suite) string {
-	if len(s.syms(driver.OpDeviceTotalMem)) > 1 {
-		return ""
+	switch names := s.syms(driver.OpDeviceTotalMem); len(names) {
+	case 0:
+		return fmt.Sprintf("%s names no total-memory function, so no versioned name to fall back from (CUDA's cuDeviceTotalMem_v2 -> cuDeviceTotalMem)", s.typ())
+	case 1:
+		return fmt.Sprintf("%s has one total-memory function (%s), no versioned name to fall back from (CUDA's cuDeviceTotalMem_v2 -> cuDeviceTotalMem)",
+			s.typ(), names[0])
 	}
-	return fmt.Sprintf("%s has one total-memory function (%s), no versioned name to fall back from (CUDA's cuDeviceTotalMem_v2 -> cuDeviceTotalMem)",
-		s.typ(), s.sym(driver.OpDeviceTotalMem))
+	return ""
 }
 
 func ldLibraryPath(t *testing.T, s *Suite) []string {
@@ -94,7 +97,7 @@ func foundThroughLoader(t *testing.T, s *Suite, b *driver.Backend) {
 	require.NotEmpty(t, info.Attempts)
 	last := info.Attempts[len(info.Attempts)-1]
 	assert.Empty(t, last.Error)
-	assert.Equal(t, fmt.Sprintf("%d.%d", s.Version[0], s.Version[1]), info.DriverVersion)
+	s.checkVersionString(t, info.DriverVersion)
 	assert.Contains(t, r.Reason, info.Library)
 }
 
@@ -198,10 +201,8 @@ func initCase(code int, sentinels ...error) fakeCase {
 			assert.Equal(t, 1, strings.Count(reason, string(s.typ())+": "), "one package prefix: %s", reason)
 			assert.Contains(t, reason, os.Getenv(libEnv))
 			// The version is readable without init.
-			major, minor, err := b.DriverVersion()
-			require.NoError(t, err)
-			assert.Equal(t, s.Version, [2]int{major, minor})
-			_, err = b.DeviceCount()
+			s.checkVersion(t, b)
+			_, err := b.DeviceCount()
 			var e *clib.Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, code, e.Code)

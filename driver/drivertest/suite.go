@@ -43,6 +43,61 @@ type Suite struct {
 	// that Vendor.Results lacks (HIP's hipGetErrorName names 1054
 	// hipErrorTbd); a code it does not name gets the core's generated name.
 	FakeNames map[int]string
+	// Capability is the compute capability and multiprocessor count
+	// (Major, Minor, MultiProcessors) Properties gives for the fake's
+	// devices when it is told FAKE_CC=9.0 and FAKE_SM_COUNT=132; nil is
+	// {9, 0, 132}. A vendor that cannot read them (attribute numbers that
+	// are not known) gives {0, 0, 0}: unknown.
+	Capability *[3]int
+}
+
+// capability is what Properties should give under the backend case's
+// knobs (see Capability).
+func (s *Suite) capability() [3]int {
+	if s.Capability != nil {
+		return *s.Capability
+	}
+	return [3]int{9, 0, 132}
+}
+
+// checkVersion checks b's DriverVersion: the fake's default version,
+// decoded (Version); for a vendor whose encoding is not known
+// (VersionBase 0), an error matching device.ErrNotSupported.
+func (s *Suite) checkVersion(t *testing.T, b *driver.Backend) {
+	t.Helper()
+	major, minor, err := b.DriverVersion()
+	if !s.Vendor.VersionKnown() {
+		assert.ErrorIs(t, err, device.ErrNotSupported, "the version's encoding is not known")
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, s.Version, [2]int{major, minor})
+}
+
+// checkVersionString checks a reported driver version: Version as
+// "major.minor", or, for a vendor whose encoding is not known, the number
+// as the library gave it.
+func (s *Suite) checkVersionString(t *testing.T, v string) {
+	t.Helper()
+	if !s.Vendor.VersionKnown() {
+		assert.Regexp(t, `^[1-9][0-9]*$`, v, "the number itself: its encoding is not known")
+		return
+	}
+	assert.Equal(t, fmt.Sprintf("%d.%d", s.Version[0], s.Version[1]), v)
+}
+
+// unbound are the vendor's features without a function (Vendor.Unbound).
+func (s *Suite) unbound() []string { return s.Vendor.Unbound() }
+
+// binds reports whether the vendor names a function for every one of ops:
+// what a case may expect of a full fake.
+func (s *Suite) binds(ops ...driver.Op) bool {
+	for _, op := range ops {
+		if len(s.Vendor.Symbols[op]) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Test runs the suite from the package's top-level test: in the parent it
