@@ -432,5 +432,5 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		steps = append(steps, p.Name+"/"+p.Step)
 		assert.Empty(t, p.Error)
 	}
-	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/hip", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
+	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/hip", "drivers/maca", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
 }

@@ -39,6 +39,7 @@ func Example() {
 	// drivers/cuda ok=true
 	// drivers/musa ok=true
 	// drivers/hip ok=true
+	// drivers/maca ok=true
 	// drivers/flagos ok=true
 	// vendor_compat/acme-compat ok=true
 	// ecosystem/alias ok=true

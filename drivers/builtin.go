@@ -4,6 +4,7 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/hip"
+	"github.com/flagos-ai/flagshim/drivers/maca"
 	"github.com/flagos-ai/flagshim/drivers/musa"
 )
 
@@ -14,6 +15,7 @@ var builtin = []func() *driver.Vendor{
 	cuda.Vendor,
 	musa.Vendor,
 	hip.Vendor,
+	maca.Vendor,
 }
 
 func init() {

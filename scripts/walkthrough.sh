@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Reproduces the README's walkthroughs on any Linux machine with Go and a C
 # compiler: builds the fake vendor library the tests use (a MUSA driver with
-# two "MTT S4000" devices, or a HIP runtime with two AMD devices) into a
-# private temporary folder, points flagshim at it and runs the CLI.
+# two "MTT S4000" devices, a HIP runtime with two AMD devices, or a MACA
+# runtime with two MetaX devices) into a private temporary folder, points
+# flagshim at it and runs the CLI.
 #
 #   scripts/walkthrough.sh musa [flagshim arguments...]   # default: info
 #   scripts/walkthrough.sh hip  [flagshim arguments...]
+#   scripts/walkthrough.sh maca [flagshim arguments...]
 #
 # The machine's own libcuda, if it has one, is hidden (FLAGOS_LIBCUDA_PATH
 # names a file that does not exist), so the output is that of a machine
@@ -16,8 +18,9 @@ vendor=${1:-}
 case $vendor in
 musa) src=driver/drivertest/testdata/fake_cufamily.c soname=libmusa.so.1 defs=-DFAKE_MU var=FLAGOS_LIBMUSA_PATH ;;
 hip) src=drivers/hip/testdata/fake_libamdhip64.c soname=libamdhip64.so.6 defs= var=FLAGOS_LIBHIP_PATH ;;
+maca) src=drivers/maca/testdata/fake_libmcruntime.c soname=libmcruntime.so defs= var=FLAGOS_LIBMCRUNTIME_PATH ;;
 *)
-	echo "usage: $0 musa|hip [flagshim arguments...]" >&2
+	echo "usage: $0 musa|hip|maca [flagshim arguments...]" >&2
 	exit 2
 	;;
 esac

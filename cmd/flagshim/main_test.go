@@ -60,6 +60,7 @@ func TestScripts(t *testing.T) {
 			// No HIP here: the host's own search (its ld.so.cache folders)
 			// would otherwise show in the goldens.
 			env.Setenv("FLAGOS_LIBHIP_PATH", "/nonexistent/libamdhip64.so.6")
+			env.Setenv("FLAGOS_LIBMCRUNTIME_PATH", "/nonexistent/libmcruntime.so")
 			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
 			return nil
 		},
