@@ -95,7 +95,7 @@ func backend(t *testing.T, s *Suite, b *driver.Backend) {
 	for i, name := range []string{"Fake H200 A", "Fake H200 B"} {
 		p, err := b.Properties(i)
 		require.NoError(t, err)
-		assert.Equal(t, name, p.Name)
+		assert.Equal(t, s.name(name), p.Name)
 		assert.Equal(t, wantTotal, p.TotalMemory)
 		assert.Equal(t, s.capability(), [3]int{p.Major, p.Minor, p.MultiProcessors})
 		assert.Equal(t, s.Vendor.Name, p.Vendor)
@@ -136,7 +136,7 @@ func backend(t *testing.T, s *Suite, b *driver.Backend) {
 	require.NoError(t, b.Synchronize(0))
 	p, err := b.Properties(-1)
 	require.NoError(t, err)
-	assert.Equal(t, "Fake H200 B", p.Name, "-1 is the current device")
+	assert.Equal(t, s.name("Fake H200 B"), p.Name, "-1 is the current device")
 
 	for _, bad := range []int{-2, 2, 1 << 20} {
 		err := b.SetCurrent(bad)
@@ -215,6 +215,16 @@ func hotPaths(t *testing.T, s *Suite, b *driver.Backend) {
 	}
 	require.NoError(t, b.SetCurrent(1)) // the first use retains the contexts
 	require.NoError(t, b.SetCurrent(0))
+	if why := lacksModules(s); why != "" {
+		allocs := testing.AllocsPerRun(200, func() {
+			_, _ = b.Current()
+			_ = b.SetCurrent(1)
+			_ = b.Synchronize(-1)
+			_ = b.Synchronize(0)
+		})
+		assert.Zero(t, allocs, "Current, SetCurrent and Synchronize must not allocate (no launches: %s)", why)
+		return
+	}
 	m, err := b.LoadModule(0, []byte(AddImage), "hot")
 	require.NoError(t, err)
 	defer m.Unload()
@@ -245,11 +255,18 @@ func callError(t *testing.T, s *Suite, b *driver.Backend) {
 	require.Error(t, err)
 	var e *clib.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, 700, e.Code)
-	assert.Equal(t, s.Vendor.ResultName(700), e.Name)
-	assert.Contains(t, e.Message, "illegal memory access")
-	assert.Equal(t, fmt.Sprintf("%s: %s(device 1) returned %s (700): fake: an illegal memory access was encountered",
-		s.typ(), s.sym(driver.OpSynchronize), s.Vendor.ResultName(700)), err.Error())
+	code := s.code(700)
+	assert.Equal(t, code, e.Code)
+	assert.Equal(t, s.Vendor.ResultName(code), e.Name)
+	msg := ""
+	if s.binds(driver.OpErrorString) {
+		msg = ": fake: an illegal memory access was encountered"
+		assert.Contains(t, e.Message, "illegal memory access")
+	} else {
+		assert.Empty(t, e.Message, "the vendor binds no error-string function")
+	}
+	assert.Equal(t, fmt.Sprintf("%s: %s(device 1) returned %s (%d)%s",
+		s.typ(), s.sym(driver.OpSynchronize), s.Vendor.ResultName(code), code, msg), err.Error())
 	assert.ErrorIs(t, err, device.ErrLaunchFailed, "an illegal address is a kernel's fault")
 	assert.NotErrorIs(t, err, device.ErrNotAvailable)
 	assert.True(t, b.Available().Available, "a failed call does not change the probe")

@@ -17,10 +17,10 @@ import (
 
 func init() {
 	cases = append(cases,
-		fakeCase{name: "hooks_scope", setup: withOverride(nil), check: hookScope},
-		fakeCase{name: "hooks_failure", setup: withOverride(nil), check: hookFailure},
-		fakeCase{name: "hooks_remove", setup: withOverride(nil), check: hookRemove},
-		fakeCase{name: "hooks_parallel", setup: withOverride(nil), check: hookParallel},
+		fakeCase{name: "hooks_scope", skip: lacksModules, setup: withOverride(nil), check: hookScope},
+		fakeCase{name: "hooks_failure", skip: lacksModules, setup: withOverride(nil), check: hookFailure},
+		fakeCase{name: "hooks_remove", skip: lacksModules, setup: withOverride(nil), check: hookRemove},
+		fakeCase{name: "hooks_parallel", skip: lacksModules, setup: withOverride(nil), check: hookParallel},
 		fakeCase{name: "unavailable_note", setup: func(t *testing.T, s *Suite) []string {
 			if _, stub := s.stubCode(); stub {
 				return withOverride(nil, "FAKE_STUB=1")(t, s)
@@ -285,12 +285,13 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 
 // unavailableCode is how the unavailable_note case makes the backend
 // unusable: the vendor's stub code (CUDA's 34) where it has one, else init
-// failing with no device (100), and the sentinel that code matches.
+// failing with no device (100, or the vendor's code for it: Suite.Codes),
+// and the sentinel that code matches.
 func (s *Suite) unavailableCode() (int, error) {
 	if c, ok := s.stubCode(); ok {
 		return c, driver.ErrStubLibrary
 	}
-	return 100, driver.ErrNoDevice
+	return s.code(100), driver.ErrNoDevice
 }
 
 func unavailableNote(t *testing.T, s *Suite, _ *driver.Backend) {

@@ -38,7 +38,7 @@ func init() {
 		}, check: zeroDevices},
 		fakeCase{name: "absurd_device_count", setup: withOverride(nil, "FAKE_RAW_COUNT=2147483647"), check: absurdCount},
 		fakeCase{name: "init_hangs", setup: withOverride(nil, "FAKE_INIT_SLEEP_MS=5000"), check: initHangs},
-		fakeCase{name: "missing_optional_symbol", setup: withOverride([]string{"-DFAKE_NO_PCI_BUS_ID"}), check: missingOptional},
+		fakeCase{name: "missing_optional_symbol", skip: noOwnPCIFunction, setup: withOverride([]string{"-DFAKE_NO_PCI_BUS_ID"}), check: missingOptional},
 		fakeCase{name: "versioned_fallback", skip: noVersionedTotalMem, setup: withOverride([]string{"-DFAKE_NO_TOTALMEM_V2"}, "FAKE_TOTAL_MEM=3221225472"), check: versionedFallback},
 		fakeCase{name: "missing_required_symbol", setup: withOverride([]string{"-DFAKE_NO_CTX_SYNCHRONIZE"}), check: missingRequired},
 	)
@@ -68,6 +68,26 @@ func noStubCode(s *Suite) string {
 	}
 	return fmt.Sprintf("%s has no result code for a link-time stub library (CUDA's 34, CUDA_ERROR_STUB_LIBRARY): its toolkit ships no stub of %s",
 		s.typ(), s.lib())
+}
+
+// noOwnPCIFunction skips the missing-optional case for a vendor whose PCI
+// bus id comes from no function of its own: none at all, or a function a
+// required operation needs too (Kunlunxin reads it as a device attribute),
+// which no library of the vendor can lack.
+func noOwnPCIFunction(s *Suite) string {
+	pci := s.syms(driver.OpDevicePCIBusID)
+	if len(pci) == 0 {
+		return fmt.Sprintf("%s binds no PCI bus id function", s.typ())
+	}
+	for _, op := range []driver.Op{driver.OpInit, driver.OpDriverVersion, driver.OpDeviceCount, driver.OpDeviceGet,
+		driver.OpDeviceName, driver.OpDeviceAttribute, driver.OpSynchronize, driver.OpSetDevice, driver.OpCtxSetCurrent} {
+		for _, n := range s.syms(op) {
+			if n == pci[0] {
+				return fmt.Sprintf("%s reads PCI bus ids through %s, which %s needs too: no library of the vendor lacks it", s.typ(), n, op)
+			}
+		}
+	}
+	return ""
 }
 
 // noVersionedTotalMem skips the fallback case for a vendor whose
@@ -179,20 +199,24 @@ func stub(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Equal(t, os.Getenv(libEnv), b.Describe().Library)
 }
 
-// initCase is init failing with code, where the vendor has that code: the
-// backend is not available, with the sentinels given here and those of the
-// vendor's table.
-func initCase(code int, sentinels ...error) fakeCase {
+// initCase is init failing with CUDA's code cuda, or the vendor's code for
+// it (Suite.Codes), where the vendor has that code: the backend is not
+// available, with the sentinels given here (CUDA's meaning of the code) and
+// those of the vendor's table.
+func initCase(cuda int, sentinels ...error) fakeCase {
 	return fakeCase{
-		name: fmt.Sprintf("init_%d", code),
+		name: fmt.Sprintf("init_%d", cuda),
 		skip: func(s *Suite) string {
-			if _, ok := s.Vendor.Results[code]; ok {
+			if _, ok := s.Vendor.Results[s.code(cuda)]; ok {
 				return ""
 			}
-			return fmt.Sprintf("%s has no result code %d", s.typ(), code)
+			return fmt.Sprintf("%s has no result code %d", s.typ(), s.code(cuda))
 		},
-		setup: withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", code)),
+		setup: func(t *testing.T, s *Suite) []string {
+			return withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", s.code(cuda)))(t, s)
+		},
 		check: func(t *testing.T, s *Suite, b *driver.Backend) {
+			code := s.code(cuda)
 			targets := slices.Concat(sentinels, s.Vendor.Results[code].Is)
 			reason := notAvailable(t, b, targets...)
 			assert.Contains(t, reason, fmt.Sprintf("(%d)", code))
@@ -253,7 +277,7 @@ func missingOptional(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Contains(t, err.Error(), s.sym(driver.OpDevicePCIBusID))
 	p, err := b.Properties(1)
 	require.NoError(t, err)
-	assert.Equal(t, "Fake GPU 1", p.Name)
+	assert.Equal(t, s.name("Fake GPU 1"), p.Name)
 	assert.Contains(t, b.Describe().Extra, "missing.PCI bus ids")
 }
 

@@ -43,12 +43,51 @@ type Suite struct {
 	// that Vendor.Results lacks (HIP's hipGetErrorName names 1054
 	// hipErrorTbd); a code it does not name gets the core's generated name.
 	FakeNames map[int]string
+	// DeviceName is the name Properties gives every device of the fake
+	// where the vendor's API reports a model rather than a name (Kunlunxin's
+	// XPUATTR_MODEL); "" means the names the fake is told
+	// (FAKE_DEVICE_NAMES, else "Fake GPU <i>").
+	DeviceName string
+	// Codes are the vendor's result codes for the CUDA ones the cases use:
+	// those fake_common.h returns (2 out of memory, 200 and 218 invalid
+	// image, 700 and 719 launch failures) and those the init cases make
+	// init return (35, 100, 803, 804, 999). A fake whose vendor numbers its
+	// errors otherwise translates fake_common.h's codes and says how here;
+	// nil, or a code it lacks, is the CUDA code itself.
+	Codes map[int]int
 	// Capability is the compute capability and multiprocessor count
 	// (Major, Minor, MultiProcessors) Properties gives for the fake's
 	// devices when it is told FAKE_CC=9.0 and FAKE_SM_COUNT=132; nil is
 	// {9, 0, 132}. A vendor that cannot read them (attribute numbers that
 	// are not known) gives {0, 0, 0}: unknown.
 	Capability *[3]int
+}
+
+// code is the vendor's code for the CUDA code c (see Codes).
+func (s *Suite) code(c int) int {
+	if v, ok := s.Codes[c]; ok {
+		return v
+	}
+	return c
+}
+
+// name is the name of the fake's device i told names (see DeviceName).
+func (s *Suite) name(given string) string {
+	if s.DeviceName != "" {
+		return s.DeviceName
+	}
+	return given
+}
+
+// lacksModules says why a case that loads a module cannot run: the vendor
+// binds no module or launch function (its API has no public module
+// loader); "" when it does.
+func lacksModules(s *Suite) string {
+	if !s.binds(driver.OpModuleUnload, driver.OpModuleGetFunction, driver.OpLaunchKernel) ||
+		!(s.binds(driver.OpModuleLoadData) || s.binds(driver.OpModuleLoadDataEx)) {
+		return fmt.Sprintf("%s binds no module loader or launch: the case loads and launches a module", s.typ())
+	}
+	return ""
 }
 
 // capability is what Properties should give under the backend case's
@@ -165,8 +204,15 @@ func (s *Suite) Build(tb testing.TB, defines ...string) string {
 	return out
 }
 
-// sym is the vendor's preferred name of op.
-func (s *Suite) sym(op driver.Op) string { return s.Vendor.Symbols[op][0] }
+// sym is the vendor's preferred name of op, or, where the vendor names no
+// function for it, the operation's own name, as the core's messages give
+// it ("OpModuleUnload").
+func (s *Suite) sym(op driver.Op) string {
+	if names := s.Vendor.Symbols[op]; len(names) > 0 {
+		return names[0]
+	}
+	return op.String()
+}
 
 // syms are all the vendor's names of op.
 func (s *Suite) syms(op driver.Op) []string { return s.Vendor.Symbols[op] }
