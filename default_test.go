@@ -22,7 +22,7 @@ func TestDefaultRegistryInitialisesOnFirstParse(t *testing.T) {
 	}
 	assert.Empty(t, probe.Default.Names(), "linking flagshim probes nothing")
 	// Every reader of device.Default runs Init first, Types included.
-	assert.Equal(t, []device.Type{device.CPU, device.CUDA, device.FlagOS, device.HIP, device.Type("maca"), device.MUSA}, device.Default.Types())
+	assert.Equal(t, []device.Type{device.CPU, device.CUDA, device.FlagOS, device.HIP, device.Type("kunlunxin"), device.Type("maca"), device.MUSA}, device.Default.Types())
 
 	_, err := device.Parse("cpu:0")
 	require.NoError(t, err)

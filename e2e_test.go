@@ -154,6 +154,9 @@ func (m machine) env(aliasEnv, backendEnv, out string) []string {
 		"FLAGOS_LIBCUDA_PATH=" + filepath.Join(fakes.missing, "libcuda.so.1"),
 		"FLAGOS_LIBMUSA_PATH=" + filepath.Join(fakes.missing, "libmusa.so.1"),
 		"FLAGOS_LIBHIP_PATH=" + filepath.Join(fakes.missing, "libamdhip64.so.6"),
+		// Not on these machines: a host's own MACA or XRE stays out.
+		"FLAGOS_LIBMCRUNTIME_PATH=" + filepath.Join(fakes.missing, "libmcruntime.so"),
+		"FLAGOS_LIBXPURT_PATH=" + filepath.Join(fakes.missing, "libxpurt.so.1"),
 	}
 	if m.hip {
 		env[3] = "FLAGOS_LIBHIP_PATH=" + fakes.hip
@@ -432,5 +435,5 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		steps = append(steps, p.Name+"/"+p.Step)
 		assert.Empty(t, p.Error)
 	}
-	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/hip", "drivers/maca", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
+	assert.Equal(t, []string{"drivers/cuda", "drivers/musa", "drivers/hip", "drivers/maca", "drivers/kunlunxin", "drivers/flagos", "vendor_compat/", "ecosystem/alias"}, steps)
 }

@@ -40,6 +40,7 @@ func Example() {
 	// drivers/musa ok=true
 	// drivers/hip ok=true
 	// drivers/maca ok=true
+	// drivers/kunlunxin ok=true
 	// drivers/flagos ok=true
 	// vendor_compat/acme-compat ok=true
 	// ecosystem/alias ok=true

@@ -4,6 +4,7 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/hip"
+	"github.com/flagos-ai/flagshim/drivers/kunlunxin"
 	"github.com/flagos-ai/flagshim/drivers/maca"
 	"github.com/flagos-ai/flagshim/drivers/musa"
 )
@@ -16,6 +17,7 @@ var builtin = []func() *driver.Vendor{
 	musa.Vendor,
 	hip.Vendor,
 	maca.Vendor,
+	kunlunxin.Vendor,
 }
 
 func init() {

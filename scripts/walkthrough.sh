@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Reproduces the README's walkthroughs on any Linux machine with Go and a C
 # compiler: builds the fake vendor library the tests use (a MUSA driver with
-# two "MTT S4000" devices, a HIP runtime with two AMD devices, or a MACA
-# runtime with two MetaX devices) into a private temporary folder, points
-# flagshim at it and runs the CLI.
+# two "MTT S4000" devices, a HIP runtime with two AMD devices, a MACA
+# runtime with two MetaX devices, or an XRE runtime with two Kunlunxin
+# devices) into a private temporary folder, points flagshim at it and runs
+# the CLI.
 #
 #   scripts/walkthrough.sh musa [flagshim arguments...]   # default: info
 #   scripts/walkthrough.sh hip  [flagshim arguments...]
 #   scripts/walkthrough.sh maca [flagshim arguments...]
+#   scripts/walkthrough.sh kunlunxin [flagshim arguments...]
 #
 # The machine's own libcuda, if it has one, is hidden (FLAGOS_LIBCUDA_PATH
 # names a file that does not exist), so the output is that of a machine
@@ -19,8 +21,9 @@ case $vendor in
 musa) src=driver/drivertest/testdata/fake_cufamily.c soname=libmusa.so.1 defs=-DFAKE_MU var=FLAGOS_LIBMUSA_PATH ;;
 hip) src=drivers/hip/testdata/fake_libamdhip64.c soname=libamdhip64.so.6 defs= var=FLAGOS_LIBHIP_PATH ;;
 maca) src=drivers/maca/testdata/fake_libmcruntime.c soname=libmcruntime.so defs= var=FLAGOS_LIBMCRUNTIME_PATH ;;
+kunlunxin) src=drivers/kunlunxin/testdata/fake_libxpurt.c soname=libxpurt.so.1 defs= var=FLAGOS_LIBXPURT_PATH ;;
 *)
-	echo "usage: $0 musa|hip|maca [flagshim arguments...]" >&2
+	echo "usage: $0 musa|hip|maca|kunlunxin [flagshim arguments...]" >&2
 	exit 2
 	;;
 esac

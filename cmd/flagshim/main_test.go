@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 			// would otherwise show in the goldens.
 			env.Setenv("FLAGOS_LIBHIP_PATH", "/nonexistent/libamdhip64.so.6")
 			env.Setenv("FLAGOS_LIBMCRUNTIME_PATH", "/nonexistent/libmcruntime.so")
+			env.Setenv("FLAGOS_LIBXPURT_PATH", "/nonexistent/libxpurt.so.1")
 			env.Setenv("LIBDIR", filepath.Dir(fakes.cuda))
 			return nil
 		},
