@@ -74,9 +74,12 @@
 //     synchronize).
 //   - UUIDs: neither XRE nor XPUML has one.
 //
-// XPU_VISIBLE_DEVICES (comma-separated ordinals) is applied by the runtime
-// itself and reported; the presence tier applies it to what XPUML lists
-// (CUDA's rules for ordinal lists; a UUID list cannot be resolved). Kunlun's
+// XPU_VISIBLE_DEVICES (comma-separated ordinals) is the variable
+// Kunlunxin's stacks select devices with: Paddle's xpu_info.cc counts its
+// entries as the devices the runtime shows, vLLM-Kunlun sets it per worker;
+// that XRE itself applies it is inferred from that use, not read in a
+// source. It is reported, and the presence tier applies it to what XPUML
+// lists (CUDA's rules for ordinal lists; a UUID list cannot be resolved). Kunlun's
 // CUDA-compatible layer of XRE 5 (libcudart.so, libxpucuda.so, often linked
 // as libcuda.so.1) is not this package's: it may answer drivers/cuda's
 // search.

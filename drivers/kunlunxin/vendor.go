@@ -17,7 +17,8 @@ const (
 	EnvVar = "FLAGOS_LIBXPURT_PATH"
 	// VisibleDevicesEnv is XRE's visible-devices variable: comma-separated
 	// ordinals (Paddle's paddle/phi/backends/xpu/xpu_info.cc
-	// GetDeviceCountImpl; vLLM-Kunlun's docs and scripts).
+	// GetDeviceCountImpl counts its entries as the runtime's devices;
+	// vLLM-Kunlun's docs and scripts set it per worker).
 	VisibleDevicesEnv = "XPU_VISIBLE_DEVICES"
 )
 
