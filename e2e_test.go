@@ -157,6 +157,9 @@ func (m machine) env(aliasEnv, backendEnv, out string) []string {
 		"FLAGOS_LIBCUDA_PATH=" + filepath.Join(fakes.missing, "libcuda.so.1"),
 		"FLAGOS_LIBMUSA_PATH=" + filepath.Join(fakes.missing, "libmusa.so.1"),
 		"FLAGOS_LIBHIP_PATH=" + filepath.Join(fakes.missing, "libamdhip64.so.6"),
+		// Not on these machines: a host's own MACA or XRE stays out.
+		"FLAGOS_LIBMCRUNTIME_PATH=" + filepath.Join(fakes.missing, "libmcruntime.so"),
+		"FLAGOS_LIBXPURT_PATH=" + filepath.Join(fakes.missing, "libxpurt.so.1"),
 	}
 	if m.hip {
 		env[3] = "FLAGOS_LIBHIP_PATH=" + fakes.hip

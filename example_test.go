@@ -41,7 +41,9 @@ func Example() {
 	// drivers/hip ok=true
 	// drivers/mlu ok=true
 	// drivers/npu ok=true
+	// drivers/maca ok=true
 	// drivers/gcu ok=true
+	// drivers/kunlunxin ok=true
 	// drivers/flagos ok=true
 	// vendor_compat/acme-compat ok=true
 	// ecosystem/alias ok=true

@@ -48,6 +48,12 @@
 // must come from a public header or public code, cited in a comment beside
 // it; what cannot be confirmed stays out (its operation then reports
 // device.ErrNotSupported). A wrong signature crashes the user's process.
+// A property the vendor cannot tell is unknown rather than an error: with
+// no total-memory function named, Properties reads OpMemGetInfo's total
+// (or leaves it 0); an attribute answered with a code matching
+// device.ErrNotSupported (an adapter for numbers that are not confirmed
+// says so) is 0; VersionBase 0 reports the version number undecoded.
+// Vendor.Unbound lists the features a description leaves out.
 //
 // # What the core does with it
 //

@@ -75,6 +75,11 @@ func TestVendorValidate(t *testing.T) {
 	assert.ErrorContains(t, v.Validate(), "OpDeviceGet")
 	v.Adapters = map[Op]Adapter{OpDeviceGet: func(fn *clib.Func, args ...uintptr) int { return 0 }}
 	require.NoError(t, v.Validate(), "an adapter alone serves a required operation without a C function")
+	v = testVendor(device.CUDA, "CUDA_")
+	delete(v.Symbols, OpDeviceTotalMem)
+	assert.NoError(t, v.Validate(), "a vendor without a total-memory function names none (Properties reads OpMemGetInfo)")
+	assert.NotContains(t, requiredOps(v), OpDeviceTotalMem)
+	assert.Contains(t, requiredOps(testVendor(device.CUDA, "CUDA_")), OpDeviceTotalMem, "named: required")
 	v = testVendor("CUDA", "CUDA_")
 	assert.ErrorContains(t, v.Validate(), "type name")
 	v = testVendor(device.CUDA, "CUDA_")
@@ -102,6 +107,11 @@ func TestDecodeVersion(t *testing.T) {
 		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "%d base %d", c.v, c.base)
 	}
 	assert.Equal(t, "13.0", (&Vendor{VersionBase: 1000}).FormatVersion(13000))
+	unknown := &Vendor{}
+	assert.False(t, unknown.VersionKnown())
+	assert.Equal(t, "30503", unknown.FormatVersion(30503), "an encoding that is not known: the number as it is")
+	assert.Equal(t, "0.0", unknown.FormatVersion(0))
+	assert.True(t, (&Vendor{VersionBase: 1000}).VersionKnown())
 }
 
 func FuzzDecodeVersion(f *testing.F) {

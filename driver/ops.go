@@ -16,7 +16,7 @@ const (
 	OpDeviceCount               // cuDeviceGetCount(int *count)                       required
 	OpDeviceGet                 // cuDeviceGet(CUdevice *dev, int ordinal)            required
 	OpDeviceName                // cuDeviceGetName(char *name, int len, CUdevice)     required
-	OpDeviceTotalMem            // cuDeviceTotalMem_v2(size_t *bytes, CUdevice)       required
+	OpDeviceTotalMem            // cuDeviceTotalMem_v2(size_t *bytes, CUdevice)       required where named (else see Properties)
 	OpDeviceAttribute           // cuDeviceGetAttribute(int *v, int attr, CUdevice)   required
 	OpDeviceUUID                // cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice)
 	OpDevicePCIBusID            // cuDeviceGetPCIBusId(char *id, int len, CUdevice)
@@ -115,10 +115,16 @@ func (op Op) String() string {
 	return "Op" + opNames[op]
 }
 
-// requiredOps are the operations without which a library is unusable.
-func requiredOps(m ContextModel) []Op {
-	ops := []Op{OpInit, OpDriverVersion, OpDeviceCount, OpDeviceGet, OpDeviceName, OpDeviceTotalMem, OpDeviceAttribute, OpSynchronize}
-	switch m {
+// requiredOps are the operations without which a library of v is
+// unusable. OpDeviceTotalMem is one where v names a function for it; a
+// vendor whose API has no total-memory function of CUDA's shape names none,
+// and Properties reads the total another way (see Backend.Properties).
+func requiredOps(v *Vendor) []Op {
+	ops := []Op{OpInit, OpDriverVersion, OpDeviceCount, OpDeviceGet, OpDeviceName, OpDeviceAttribute, OpSynchronize}
+	if v.binds(OpDeviceTotalMem) {
+		ops = append(ops, OpDeviceTotalMem)
+	}
+	switch v.Context {
 	case CurrentDevice:
 		return append(ops, OpSetDevice)
 	case DeviceContext:
@@ -138,7 +144,8 @@ var features = []struct {
 	{"modules", []Op{OpModuleUnload, OpModuleGetFunction, OpModuleGetGlobal}},
 	{"launches", []Op{OpLaunchKernel}},
 	{"streams", []Op{OpStreamCreate, OpStreamSynchronize, OpStreamDestroy}},
-	{"events", []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventElapsedTime, OpEventDestroy}},
+	{"events", []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventDestroy}},
+	{"event timing", []Op{OpEventElapsedTime}},
 	{"pinned host memory", []Op{OpMemHostAlloc, OpMemFreeHost}},
 	{"asynchronous copies", []Op{OpMemcpyHtoDAsync, OpMemcpyDtoHAsync}},
 	{"graphs", graphOps},
@@ -146,14 +153,17 @@ var features = []struct {
 	{"UUIDs", []Op{OpDeviceUUID}},
 }
 
-// Unbound names the features (as Describe's "missing.<feature>" keys name
-// them: "modules", "graphs", ...) for which v lists no function at all:
-// no library of this vendor can offer them.
+// Unbound names the optional features (as Describe's "missing.<feature>"
+// keys name them: "UUIDs", "graphs", ...) for which v names no function or
+// adapter for one of their operations: whatever library of v is loaded,
+// Describe reports them missing and their calls are device.ErrNotSupported.
+// A vendor leaves an operation without a name where its API lacks it or
+// its shape is not confirmed.
 func (v *Vendor) Unbound() []string {
 	var out []string
 	for _, f := range features {
 		for _, op := range f.ops {
-			if len(v.Symbols[op]) == 0 && v.Adapters[op] == nil {
+			if !v.binds(op) {
 				out = append(out, f.name)
 				break
 			}
@@ -161,3 +171,6 @@ func (v *Vendor) Unbound() []string {
 	}
 	return out
 }
+
+// binds reports whether v names a function or an adapter for op.
+func (v *Vendor) binds(op Op) bool { return len(v.Symbols[op]) > 0 || v.Adapters[op] != nil }

@@ -14,6 +14,14 @@ import (
 // Properties describes device index (-1: the current device): name, total
 // memory, compute capability, multiprocessors and, where the library can
 // say, the UUID in the vendor's form ("GPU-…" for NVIDIA).
+//
+// What a vendor's API cannot tell is left unknown (0) rather than failing
+// the device: the total memory of a vendor that names no OpDeviceTotalMem
+// is OpMemGetInfo's total with the device's context current (which creates
+// the context), or 0 where it has neither; an attribute the library
+// answers with a code matching device.ErrNotSupported is 0 (a vendor whose
+// attribute numbers are not known says so through its OpDeviceAttribute
+// adapter).
 func (b *Backend) Properties(index int) (device.Properties, error) {
 	if f := b.facts(); f != nil {
 		i, err := b.factsDevice(f, index)
@@ -31,8 +39,8 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 	if p.Name, err = a.deviceName(d); err != nil {
 		return p, s.opErr(OpDeviceName, d, err)
 	}
-	if p.TotalMemory, err = a.deviceTotalMem(d); err != nil {
-		return p, s.opErr(OpDeviceTotalMem, d, err)
+	if p.TotalMemory, err = s.totalMem(d); err != nil {
+		return p, err
 	}
 	at := b.v.Attributes
 	for _, x := range []struct {
@@ -47,6 +55,10 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 			continue // the vendor has no such attribute: unknown, 0
 		}
 		if *x.dst, err = a.deviceAttribute(x.attr, d); err != nil {
+			if errors.Is(err, device.ErrNotSupported) {
+				*x.dst = 0 // unknown
+				continue
+			}
 			return p, s.opErr(OpDeviceAttribute, d, fmt.Errorf("attribute %d: %w", x.attr, err))
 		}
 	}
@@ -65,6 +77,32 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 	return p, nil
 }
 
+// totalMem is device d's total memory: OpDeviceTotalMem where the library
+// has it; else OpMemGetInfo's total with d's context current; else 0
+// (unknown).
+func (s *state) totalMem(d *devState) (uint64, error) {
+	a := s.api
+	switch {
+	case a.has(OpDeviceTotalMem):
+		n, err := a.deviceTotalMem(d)
+		if err != nil {
+			return 0, s.opErr(OpDeviceTotalMem, d, err)
+		}
+		return n, nil
+	case a.has(OpMemGetInfo):
+		if err := s.enterDev(d); err != nil {
+			return 0, err
+		}
+		_, total, err := a.memGetInfo()
+		leave()
+		if err != nil {
+			return 0, s.opErr(OpMemGetInfo, d, err)
+		}
+		return total, nil
+	}
+	return 0, nil
+}
+
 // FormatUUID writes 16 bytes the way nvidia-smi does, after prefix:
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
 func FormatUUID(prefix string, u [16]byte) string {
@@ -76,6 +114,9 @@ func FormatUUID(prefix string, u [16]byte) string {
 // failed still answers it.
 func (b *Backend) DriverVersion() (major, minor int, err error) {
 	if f := b.facts(); f != nil {
+		if !b.v.VersionKnown() && f.Tier != tier.Presence {
+			return 0, 0, fmt.Errorf("%w: %s: the %s tier gave version %q, a number whose encoding is not known", device.ErrNotSupported, b.v.Type, f.Tier, f.DriverVersion)
+		}
 		if _, err := fmt.Sscanf(f.DriverVersion, "%d.%d", &major, &minor); err != nil {
 			return 0, 0, fmt.Errorf("%w: %s: the %s tier gave no driver version (%s)", device.ErrNotSupported, b.v.Type, f.Tier, f.Result.Reason)
 		}
@@ -87,6 +128,9 @@ func (b *Backend) DriverVersion() (major, minor int, err error) {
 			return 0, 0, b.unavail(s)
 		}
 		return 0, 0, fmt.Errorf("%w: %s: %s did not report its version", device.ErrNotSupported, b.v.Type, s.path)
+	}
+	if !b.v.VersionKnown() {
+		return 0, 0, fmt.Errorf("%w: %s: %s reports version %d, a number whose encoding is not known", device.ErrNotSupported, b.v.Type, s.path, s.version)
 	}
 	major, minor = b.v.DecodeVersion(s.version)
 	return major, minor, nil

@@ -24,7 +24,7 @@ type api struct {
 func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 	a := &api{v: v, lib: lib}
 	required := map[Op]bool{}
-	for _, op := range requiredOps(v.Context) {
+	for _, op := range requiredOps(v) {
 		required[op] = true
 	}
 	table := make([]clib.Sym, 0, numOps)

@@ -50,7 +50,7 @@ var (
 
 var (
 	streamOps = []Op{OpStreamCreate, OpStreamSynchronize, OpStreamDestroy}
-	eventOps  = []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventElapsedTime, OpEventDestroy}
+	eventOps  = []Op{OpEventCreate, OpEventRecord, OpEventSynchronize, OpEventDestroy} // timing (OpEventElapsedTime) is Since's alone
 	hostOps   = []Op{OpMemHostAlloc, OpMemFreeHost}
 )
 
@@ -319,10 +319,14 @@ func (e *Event) Synchronize() error {
 
 // Since is the device time from start's record to this event's
 // (cuEventElapsedTime, about half a microsecond of resolution). An event not
-// yet reached gives an error matching device.ErrNotReady.
+// yet reached gives an error matching device.ErrNotReady; a library without
+// event timing (its events record, wait and synchronize only), one matching
+// device.ErrNotSupported.
 func (e *Event) Since(start device.Event) (time.Duration, error) {
 	st, ok := start.(*Event)
 	switch {
+	case !e.s.api.has(OpEventElapsedTime):
+		return 0, e.s.lacks("event timing", OpEventElapsedTime)
 	case !ok || st == nil:
 		return 0, fmt.Errorf("%w: %s: not an event of this backend: %T", device.ErrInvalidValue, e.s.v.Type, start)
 	case st.s != e.s:

@@ -70,7 +70,10 @@ type Vendor struct {
 
 	// VersionBase decodes OpDriverVersion's number: major = v / base,
 	// minor = v % base / (base / 100). CUDA: 1000 (13000 is 13.0); MUSA:
-	// 10000 (30100 is 3.1); HIP: 10000000 (60140092 is 6.1).
+	// 10000 (30100 is 3.1); HIP: 10000000 (60140092 is 6.1). 0 says the
+	// encoding is not known: the number is reported as it is
+	// (FormatVersion gives "30503") and Backend.DriverVersion is an error
+	// matching device.ErrNotSupported, rather than a guessed major.minor.
 	VersionBase int
 	// UUIDPrefix prefixes formatted UUIDs: "GPU-" as nvidia-smi writes them.
 	UUIDPrefix string
@@ -205,7 +208,10 @@ const (
 // Attributes are a vendor's numbers for the device attributes the core
 // reads. A negative number says the vendor has no such attribute (or none
 // whose number is confirmed): it is never asked for, and the property is
-// left 0 (unknown).
+// left 0 (unknown); except that a vendor with an OpDeviceAttribute adapter
+// is asked for every number, negative ones included, so that its adapter
+// can answer properties its API spells otherwise (Kunlunxin's generation
+// from XPUATTR_MODEL), or report device.ErrNotSupported: unknown.
 type Attributes struct {
 	MultiprocessorCount    int // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 16
 	ComputeCapabilityMajor int // 75
@@ -222,15 +228,25 @@ type JITOptions struct {
 // DecodeVersion splits a driver version number with the vendor's base;
 // 0, 0 for a negative number or a base that is not a multiple of 100.
 func (v *Vendor) DecodeVersion(n int) (major, minor int) {
-	base := v.VersionBase
-	if n < 0 || base < 100 || base%100 != 0 {
+	if n < 0 || !v.VersionKnown() {
 		return 0, 0
 	}
+	base := v.VersionBase
 	return n / base, n % base / (base / 100)
 }
 
-// FormatVersion is DecodeVersion as "major.minor".
+// VersionKnown reports whether VersionBase says how OpDriverVersion's
+// number encodes a version (a positive multiple of 100).
+func (v *Vendor) VersionKnown() bool {
+	return v.VersionBase >= 100 && v.VersionBase%100 == 0
+}
+
+// FormatVersion is DecodeVersion as "major.minor"; the number itself
+// ("30503") when the encoding is not known (VersionBase 0).
 func (v *Vendor) FormatVersion(n int) string {
+	if !v.VersionKnown() && n > 0 {
+		return strconv.Itoa(n)
+	}
 	major, minor := v.DecodeVersion(n)
 	return strconv.Itoa(major) + "." + strconv.Itoa(minor)
 }
@@ -256,8 +272,8 @@ func (v *Vendor) Validate() error {
 	case v.Context != PrimaryContext && v.Context != CurrentDevice && v.Context != DeviceContext:
 		return fmt.Errorf("driver: %s: unknown context model %d", v.Type, v.Context)
 	}
-	for _, op := range requiredOps(v.Context) {
-		if len(v.Symbols[op]) == 0 && v.Adapters[op] == nil {
+	for _, op := range requiredOps(v) {
+		if !v.binds(op) {
 			return fmt.Errorf("driver: %s: the required operation %s has no symbol name", v.Type, op)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/drivers/gcu"
 	"github.com/flagos-ai/flagshim/drivers/hip"
+	"github.com/flagos-ai/flagshim/drivers/kunlunxin"
+	"github.com/flagos-ai/flagshim/drivers/maca"
 	"github.com/flagos-ai/flagshim/drivers/mlu"
 	"github.com/flagos-ai/flagshim/drivers/musa"
 	"github.com/flagos-ai/flagshim/drivers/npu"
@@ -19,7 +21,9 @@ var builtin = []func() *driver.Vendor{
 	hip.Vendor,
 	mlu.Vendor,
 	npu.Vendor,
+	maca.Vendor,
 	gcu.Vendor,
+	kunlunxin.Vendor,
 }
 
 func init() {

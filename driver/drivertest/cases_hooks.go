@@ -285,8 +285,8 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 
 // unavailableCode is how the unavailable_note case makes the backend
 // unusable: the vendor's stub code (CUDA's 34) where it has one, else init
-// failing with no device (100, as FAKE_INIT_RESULT takes it), and the
-// sentinel that code matches.
+// failing with no device (100, or the vendor's code for it: Suite.Codes),
+// and the sentinel that code matches.
 func (s *Suite) unavailableCode() (int, error) {
 	if c, ok := s.stubCode(); ok {
 		return c, driver.ErrStubLibrary

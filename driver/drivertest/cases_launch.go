@@ -20,7 +20,7 @@ function echo4 echo ptr f32 u32 u64
 func init() {
 	cases = append(cases,
 		fakeCase{name: "launch_checked", skip: lacksParamInfo, setup: withOverride(nil), check: launchChecked},
-		fakeCase{name: "launch_unchecked_reads_zeros", skip: noLaunches, setup: func(t *testing.T, s *Suite) []string {
+		fakeCase{name: "launch_unchecked_reads_zeros", skip: noKernels, setup: func(t *testing.T, s *Suite) []string {
 			var defines []string
 			if lacksParamInfo(s) == "" {
 				defines = []string{"-DFAKE_NO_PARAM_INFO"} // a driver too old to tell

@@ -55,6 +55,80 @@ type Suite struct {
 	// device (its name function takes no device: AscendCL's
 	// aclrtGetSocName), so every device has the fake's first name.
 	SharedName bool
+	// DeviceName is the name Properties gives every device of the fake
+	// where the vendor's API reports a model rather than a name (Kunlunxin's
+	// XPUATTR_MODEL); "" means the names the fake is told
+	// (FAKE_DEVICE_NAMES, else "Fake GPU <i>").
+	DeviceName string
+	// Capability is the compute capability and multiprocessor count
+	// (Major, Minor, MultiProcessors) Properties gives for the fake's
+	// devices when it is told FAKE_CC=9.0 and FAKE_SM_COUNT=132; nil is
+	// {9, 0, 132}. A vendor that cannot read them (attribute numbers that
+	// are not known) gives {0, 0, 0}: unknown.
+	Capability *[3]int
+}
+
+// name is the name of the fake's device i told names (see DeviceName).
+func (s *Suite) name(given string) string {
+	if s.DeviceName != "" {
+		return s.DeviceName
+	}
+	return given
+}
+
+// capability is what Properties should give under the backend case's
+// knobs (FAKE_CC=9.0, FAKE_SM_COUNT=132): Capability where set, else those
+// numbers with 0 (unknown) for each the vendor has no attribute for (a
+// negative attribute number).
+func (s *Suite) capability() [3]int {
+	if s.Capability != nil {
+		return *s.Capability
+	}
+	c := [3]int{9, 0, 132}
+	a := s.Vendor.Attributes
+	for i, n := range []int{a.ComputeCapabilityMajor, a.ComputeCapabilityMinor, a.MultiprocessorCount} {
+		if n < 0 {
+			c[i] = 0
+		}
+	}
+	return c
+}
+
+// checkVersion checks b's DriverVersion: the fake's default version,
+// decoded (Version); for a vendor whose encoding is not known
+// (VersionBase 0), an error matching device.ErrNotSupported.
+func (s *Suite) checkVersion(t *testing.T, b *driver.Backend) {
+	t.Helper()
+	major, minor, err := b.DriverVersion()
+	if !s.Vendor.VersionKnown() {
+		assert.ErrorIs(t, err, device.ErrNotSupported, "the version's encoding is not known")
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, s.Version, [2]int{major, minor})
+}
+
+// checkVersionString checks a reported driver version: Version as
+// "major.minor", or, for a vendor whose encoding is not known, the number
+// as the library gave it.
+func (s *Suite) checkVersionString(t *testing.T, v string) {
+	t.Helper()
+	if !s.Vendor.VersionKnown() {
+		assert.Regexp(t, `^[1-9][0-9]*$`, v, "the number itself: its encoding is not known")
+		return
+	}
+	assert.Equal(t, fmt.Sprintf("%d.%d", s.Version[0], s.Version[1]), v)
+}
+
+// binds reports whether the vendor names a function for every one of ops:
+// what a case may expect of a full fake.
+func (s *Suite) binds(ops ...driver.Op) bool {
+	for _, op := range ops {
+		if len(s.Vendor.Symbols[op]) == 0 && s.Vendor.Adapters[op] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // launches reports whether the vendor binds kernel launches
@@ -120,6 +194,15 @@ func (s *Suite) deviceName(names []string, i int) string {
 		return names[0]
 	}
 	return names[i]
+}
+
+// noKernels skips a case that loads and runs a kernel, for a vendor
+// without modules or without launches.
+func noKernels(s *Suite) string {
+	if why := lacksModules(s); why != "" {
+		return why
+	}
+	return noLaunches(s)
 }
 
 // lacksModules says why the module cases cannot apply: the vendor binds no
@@ -200,8 +283,15 @@ func (s *Suite) Build(tb testing.TB, defines ...string) string {
 	return out
 }
 
-// sym is the vendor's preferred name of op.
-func (s *Suite) sym(op driver.Op) string { return s.Vendor.Symbols[op][0] }
+// sym is the vendor's preferred name of op, or, where the vendor names no
+// function for it, the operation's own name, as the core's messages give
+// it ("OpModuleUnload").
+func (s *Suite) sym(op driver.Op) string {
+	if names := s.Vendor.Symbols[op]; len(names) > 0 {
+		return names[0]
+	}
+	return op.String()
+}
 
 // opName is how the core names op in its messages: the vendor's first
 // name, else the operation's own (OpStreamBeginCapture) where it binds none.

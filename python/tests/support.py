@@ -39,6 +39,8 @@ _SCRUB = {
     "ASCEND_VISIBLE_DEVICES",
     "MLU_VISIBLE_DEVICES",
     "TOPS_VISIBLE_DEVICES",
+    "MACA_VISIBLE_DEVICES",
+    "XPU_VISIBLE_DEVICES",
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONSTARTUP",
@@ -171,16 +173,54 @@ def nowhere() -> str:
     return private_dir("flagshim-none-")
 
 
+# Every built-in vendor's driver and management library overrides, with
+# their file names: a scenario points those it does not fake at nothing, so
+# that the host's own libraries never answer.
+_LIBRARIES = {
+    "FLAGOS_LIBCUDA_PATH": "libcuda.so.1",
+    "FLAGOS_LIBMUSA_PATH": "libmusa.so.1",
+    "FLAGOS_LIBHIP_PATH": "libamdhip64.so.6",
+    "FLAGOS_LIBCNDRV_PATH": "libcndrv.so",
+    "FLAGOS_LIBASCENDCL_PATH": "libascendcl.so",
+    "FLAGOS_LIBMCRUNTIME_PATH": "libmcruntime.so",
+    "FLAGOS_LIBTOPSRT_PATH": "libtopsrt.so",
+    "FLAGOS_LIBXPURT_PATH": "libxpurt.so.1",
+    "FLAGOS_LIBNVML_PATH": "libnvidia-ml.so.1",
+    "FLAGOS_LIBMTML_PATH": "libmtml.so",
+    "FLAGOS_LIBCNDEV_PATH": "libcndev.so",
+    "FLAGOS_LIBDCMI_PATH": "libdcmi.so",
+    "FLAGOS_LIBMXSML_PATH": "libmxsml.so",
+    "FLAGOS_LIBEFML_PATH": "libefml.so",
+    "FLAGOS_LIBXPUML_PATH": "libxpuml.so.1",
+}
+
+
+def no_libraries() -> Dict[str, str]:
+    """Every vendor library override pointed at a private empty folder."""
+    none = nowhere()
+    return {k: os.path.join(none, f) for k, f in _LIBRARIES.items()}
+
+
+def nvidia_sysfs(bus_ids=("0000:18:00.0", "0000:19:00.0")) -> str:
+    """A FLAGOS_TEST_ROOT whose sysfs says the PCI devices at bus_ids (the
+    fake libcuda's) are NVIDIA's (vendor 0x10de), display class: the fact
+    that names whose runtime answers CUDA's API."""
+    root = private_dir("flagshim-root-")
+    for bus in bus_ids:
+        d = os.path.join(root, "sys", "bus", "pci", "devices", bus)
+        os.makedirs(d)
+        for name, value in (("vendor", "0x10de"), ("class", "0x030200")):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(value + "\n")
+    return root
+
+
 def musa_machine(test: unittest.TestCase, devices: int = 2) -> Dict[str, str]:
     """The environment of a MUSA-only machine at the presence tier (the C
     library's default): the fake libmusa and MTML with devices devices; no
     CUDA, NVML or HIP library."""
-    none = nowhere()
     return {
-        "FLAGOS_LIBCUDA_PATH": os.path.join(none, "libcuda.so.1"),
-        "FLAGOS_LIBNVML_PATH": os.path.join(none, "libnvidia-ml.so.1"),
-        "FLAGOS_LIBHIP_PATH": os.path.join(none, "libamdhip64.so.6"),
-        "FLAGOS_LIBASCENDCL_PATH": os.path.join(none, "libascendcl.so"),
+        **no_libraries(),
         "FLAGOS_LIBMUSA_PATH": Fakes.build(test, "musa"),
         "FLAGOS_LIBMTML_PATH": Fakes.build(test, "mtml"),
         "FAKE_MTML_COUNT": str(devices),
@@ -191,14 +231,13 @@ def musa_machine(test: unittest.TestCase, devices: int = 2) -> Dict[str, str]:
 def cuda_machine(test: unittest.TestCase) -> Dict[str, str]:
     """A CUDA machine at the exact tier (the fake libcuda initialized in the
     process, as the Go module tests do: the fakes have no device nodes for
-    the presence tier to find), with the fake NVSHMEM built."""
-    none = nowhere()
+    the presence tier to find), with the fake NVSHMEM built, and a sysfs
+    (FLAGOS_TEST_ROOT) that says its devices are NVIDIA's."""
     return {
+        **no_libraries(),
         "FLAGOS_PROBE": "exact",
+        "FLAGOS_TEST_ROOT": nvidia_sysfs(),
         "FLAGOS_LIBCUDA_PATH": Fakes.build(test, "cuda"),
-        "FLAGOS_LIBMUSA_PATH": os.path.join(none, "libmusa.so.1"),
-        "FLAGOS_LIBHIP_PATH": os.path.join(none, "libamdhip64.so.6"),
-        "FLAGOS_LIBASCENDCL_PATH": os.path.join(none, "libascendcl.so"),
         "FLAGOS_LIBNVSHMEM_PATH": Fakes.build(test, "nvshmem"),
     }
 

@@ -43,12 +43,16 @@ ENV_NAMES = [
     "FLAGOS_LIBHIP_PATH",
     "FLAGOS_LIBCNDRV_PATH",
     "FLAGOS_LIBASCENDCL_PATH",
+    "FLAGOS_LIBMCRUNTIME_PATH",
     "FLAGOS_LIBTOPSRT_PATH",
+    "FLAGOS_LIBXPURT_PATH",
     "FLAGOS_LIBNVML_PATH",
     "FLAGOS_LIBMTML_PATH",
     "FLAGOS_LIBCNDEV_PATH",
     "FLAGOS_LIBDCMI_PATH",
+    "FLAGOS_LIBMXSML_PATH",
     "FLAGOS_LIBEFML_PATH",
+    "FLAGOS_LIBXPUML_PATH",
     "FLAGOS_LIBNVSHMEM_PATH",
     "FLAGOS_LOG",
     "CUDA_VISIBLE_DEVICES",
@@ -59,6 +63,8 @@ ENV_NAMES = [
     "ASCEND_RT_VISIBLE_DEVICES",
     "MLU_VISIBLE_DEVICES",
     "TOPS_VISIBLE_DEVICES",
+    "MACA_VISIBLE_DEVICES",
+    "XPU_VISIBLE_DEVICES",
 ]
 
 
@@ -388,7 +394,8 @@ class TestNoAccelerator(unittest.TestCase):
         none = support.nowhere()
         env = {f"FLAGOS_LIB{n}_PATH": os.path.join(none, f) for n, f in
                [("CUDA", "libcuda.so.1"), ("MUSA", "libmusa.so.1"), ("HIP", "libamdhip64.so.6"),
-                ("NVML", "libnvidia-ml.so.1"), ("MTML", "libmtml.so")]}
+                ("MCRUNTIME", "libmcruntime.so"), ("XPURT", "libxpurt.so.1"), ("NVML", "libnvidia-ml.so.1"),
+                ("MTML", "libmtml.so"), ("MXSML", "libmxsml.so"), ("XPUML", "libxpuml.so.1")]}
         got = support.result(
             self,
             "import flagshim; out([flagshim.resolve('cuda:1'), flagshim.alias_active(), flagshim.info()['alias']['active']])",

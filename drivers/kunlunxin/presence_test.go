@@ -1,0 +1,61 @@
+package kunlunxin
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/presence/presencetest"
+)
+
+func env(root string, kv ...string) *presence.Env {
+	return presence.NewEnv(presence.WithRoot(root), presence.WithLookupEnv(presencetest.Lookup(kv...)),
+		presence.WithSearch(func(l *clib.Library) { l.Sonames, l.Dirs = []string{"libxpuml-presence-absent.so.1"}, nil }))
+}
+
+func TestNodes(t *testing.T) {
+	tr := presencetest.NewTree(t).Char("dev/xpuctrl").Char("dev/xpu0").Char("dev/xpu1").Char("dev/xpu3").File("dev/xpu2", "not a device")
+	r := presence.Nodes(deviceNodes, env(tr.Root))
+	require.NoError(t, r.Err)
+	require.Len(t, r.Devices, 3, "xpuctrl is not numbered; a regular file is not a device")
+	assert.Equal(t, [3]int{0, 1, 3}, [3]int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex, r.Devices[2].SourceIndex})
+	assert.Equal(t, "/dev/xpu* sees 3 devices", r.Reason)
+	assert.Empty(t, r.Notes)
+
+	r = presence.Nodes(deviceNodes, env(tr.Root, VisibleDevicesEnv, "2"))
+	require.NoError(t, r.Err)
+	require.Len(t, r.Devices, 1)
+	assert.Equal(t, 3, r.Devices[0].SourceIndex)
+}
+
+func TestNodesNoControl(t *testing.T) {
+	tr := presencetest.NewTree(t).Char("dev/xpu0")
+	r := presence.Nodes(deviceNodes, env(tr.Root))
+	require.NoError(t, r.Err)
+	assert.Len(t, r.Devices, 1)
+	assert.Contains(t, presencetest.Notes(r), "xpuctrl is missing")
+}
+
+// TestPresenceSources: XPUML first, the nodes as the fallback.
+func TestPresenceSources(t *testing.T) {
+	tr := presencetest.NewTree(t).Char("dev/xpuctrl").Char("dev/xpu0")
+	rs := presenceSources(env(tr.Root))
+	require.Len(t, rs, 2)
+	assert.Equal(t, SourceXPUML, rs[0].Source)
+	assert.ErrorIs(t, rs[0].Err, presence.ErrNoLibrary)
+	assert.Equal(t, presence.SourceNodes, rs[1].Source)
+	assert.True(t, rs[1].Available())
+}
+
+func TestNodesRealRoot(t *testing.T) {
+	r := presence.Nodes(deviceNodes, presence.NewEnv())
+	for i, d := range r.Devices {
+		assert.Equal(t, i, d.Index)
+		assert.True(t, strings.HasPrefix(d.Node, "/dev/xpu"), d.Node)
+	}
+	assert.NotEmpty(t, r.Reason)
+}

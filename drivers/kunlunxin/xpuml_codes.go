@@ -1,0 +1,40 @@
+package kunlunxin
+
+// xpumlReturnNames are xpumlReturn_t of xpuml.h (zxw3221/libxpu-container
+// src/xpuml.h; go-xpuml pkg/xpuml/xpuml.h): NVML's numbers with the XPUML_
+// prefix.
+var xpumlReturnNames = map[int]string{
+	0:   "XPUML_SUCCESS",
+	1:   "XPUML_ERROR_UNINITIALIZED",
+	2:   "XPUML_ERROR_INVALID_ARGUMENT",
+	3:   "XPUML_ERROR_NOT_SUPPORTED",
+	4:   "XPUML_ERROR_NO_PERMISSION",
+	5:   "XPUML_ERROR_ALREADY_INITIALIZED",
+	6:   "XPUML_ERROR_NOT_FOUND",
+	7:   "XPUML_ERROR_INSUFFICIENT_SIZE",
+	8:   "XPUML_ERROR_INSUFFICIENT_POWER",
+	9:   "XPUML_ERROR_DRIVER_NOT_LOADED",
+	10:  "XPUML_ERROR_TIMEOUT",
+	11:  "XPUML_ERROR_IRQ_ISSUE",
+	12:  "XPUML_ERROR_LIBRARY_NOT_FOUND",
+	13:  "XPUML_ERROR_FUNCTION_NOT_FOUND",
+	14:  "XPUML_ERROR_CORRUPTED_INFOROM",
+	15:  "XPUML_ERROR_XPU_IS_LOST",
+	16:  "XPUML_ERROR_RESET_REQUIRED",
+	17:  "XPUML_ERROR_OPERATING_SYSTEM",
+	18:  "XPUML_ERROR_LIB_RM_VERSION_MISMATCH",
+	19:  "XPUML_ERROR_IN_USE",
+	20:  "XPUML_ERROR_MEMORY",
+	21:  "XPUML_ERROR_NO_DATA",
+	22:  "XPUML_ERROR_VXPU_ECC_NOT_SUPPORTED",
+	23:  "XPUML_ERROR_INSUFFICIENT_RESOURCES",
+	24:  "XPUML_ERROR_FREQ_NOT_SUPPORTED",
+	999: "XPUML_ERROR_UNKNOWN",
+}
+
+// The xpumlReturn_t codes this package tells apart.
+const (
+	xpumlNoPermission    = 4
+	xpumlDriverNotLoaded = 9
+	xpumlRMMismatch      = 18
+)

@@ -1,0 +1,266 @@
+package maca
+
+// The MXSML binding: MetaX's management library, its handle-based
+// "extension" API (NVML's shape). Every signature, struct and code below is
+// from MxSmlExtension.h, "MXSML VERSION: 2.3.1", © MetaX, as MetaX's Go
+// binding go-mxsml vendors it (mirror ghangz/go-mxsml @0c93ae2a,
+// pkg/mxsmlextension/MxSmlExtension.h):
+//
+//	mxSmlExReturn_t mxSmlExInit(void);
+//	mxSmlExReturn_t mxSmlExShutdown(void);
+//	const char*     mxSmlExErrorString(mxSmlExReturn_t result);
+//	mxSmlExReturn_t mxSmlExDeviceGetCount(unsigned int* deviceCount);                       "the number of compute devices"
+//	mxSmlExReturn_t mxSmlExGetDeviceHandleByIndex(unsigned int deviceId, mxSmlExDevice_t* deviceHandle);
+//	mxSmlExReturn_t mxSmlExDeviceGetName(mxSmlExDevice_t, char* name, unsigned int length);  MXSMLEX_NAME_V2_BUFFER_SIZE 96
+//
+// and, optional:
+//
+//	mxSmlExReturn_t mxSmlExDeviceGetUUID(mxSmlExDevice_t, char* uuid, unsigned int length);  MXSMLEX_DEVICE_UUID_BUFFER_SIZE 80 (pymxsml: a V2 size of 96)
+//	mxSmlExReturn_t mxSmlExDeviceGetMemoryInfo(mxSmlExDevice_t, mxSmlExMemory_t* memory);    bytes
+//	mxSmlExReturn_t mxSmlExDeviceGetPciInfo(mxSmlExDevice_t, mxSmlExPciInfo_t* pci);
+//	mxSmlExReturn_t mxSmlExDeviceGetComputeCapability(mxSmlExDevice_t, int* major, int* minor);
+//	mxSmlExReturn_t mxSmlExSystemGetDriverVersion(char* version, unsigned int length);       MXSMLEX_DRIVER_VERSION_BUFFER_SIZE 80
+//
+// mxSmlExReturn_t is an enum of unsigned int (NVML's numbers). The handle
+// is "typedef struct { struct MxSmlExDevice* handle; } mxSmlExDevice_t;",
+// one pointer in a struct, passed by value: the SysV x86-64 ABI passes an
+// 8-byte INTEGER-class struct in one general register and AAPCS64 a
+// composite of at most 16 bytes in general registers, so it travels
+// exactly as a pointer would (MetaX's pymxsml declares it a pointer).
+// mxSmlExPciInfo_t is {char busIdLegacy[16]; unsigned domain, bus, device,
+// pciDeviceId, pciSubSystemId; char busId[32]}: 68 bytes, busId at 36.
+//
+// mxSmlExMemory_t is three unsigned long long, and its order is disputed:
+// the header says {free, total, used}, MetaX's own pymxsml (2024,
+// pymxsml/mxsml_extension.py c_mxSmlExMemory_t) {total, free, used}. Both
+// put used last, and free <= total always, so the larger of the first two
+// is the total; the answer is kept only where free + used is within a
+// tenth of the total, and left out (a note) otherwise.
+//
+// The device order is MXSML's index; the runtime's ordinals are taken to
+// follow it (Ray's MetaX manager counts GPUs with mxSmlExDeviceGetCount,
+// and vLLM-metax maps ordinals to CUDA_VISIBLE_DEVICES the same way): not
+// confirmed by a MetaX statement.
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/presence"
+)
+
+// MXSMLEnvVar overrides the search for libmxsml.so with an absolute path.
+const MXSMLEnvVar = "FLAGOS_LIBMXSML_PATH"
+
+// SourceMXSML is the presence Report.Source of MXSML's answer.
+const SourceMXSML = "mxsml"
+
+// MXSMLLibrary is where MXSML is looked for: the folders go-mxsml's
+// pkg/lib/lib.go searches, in its order (so do nvtop's
+// extract_gpuinfo_metax.c and pymxsml's _searchMxsmlLibrary).
+var MXSMLLibrary = clib.Library{
+	Name:    "libmxsml",
+	EnvVar:  MXSMLEnvVar,
+	Sonames: []string{"libmxsml.so"},
+	Dirs:    []string{"/opt/mxdriver/lib", "/opt/maca/lib", "/opt/mxn100/lib"},
+}
+
+type mxsmlSyms struct {
+	init, shutdown, errorString, count, handle, name clib.Func
+	uuid, memory, pci, computeCapability             clib.Func
+	driverVersion                                    clib.Func
+}
+
+func (s *mxsmlSyms) table() []clib.Sym {
+	return []clib.Sym{
+		{Fn: &s.init, Names: []string{"mxSmlExInit"}, Required: true},
+		{Fn: &s.shutdown, Names: []string{"mxSmlExShutdown"}, Required: true},
+		{Fn: &s.errorString, Names: []string{"mxSmlExErrorString"}, Required: true, Sig: "u"},
+		{Fn: &s.count, Names: []string{"mxSmlExDeviceGetCount"}, Required: true, Sig: "p"},
+		{Fn: &s.handle, Names: []string{"mxSmlExGetDeviceHandleByIndex"}, Required: true, Sig: "up"},
+		{Fn: &s.name, Names: []string{"mxSmlExDeviceGetName"}, Required: true, Sig: "hpu"},
+		{Fn: &s.uuid, Names: []string{"mxSmlExDeviceGetUUID"}, Sig: "hpu"},
+		{Fn: &s.memory, Names: []string{"mxSmlExDeviceGetMemoryInfo"}, Sig: "hp"},
+		{Fn: &s.pci, Names: []string{"mxSmlExDeviceGetPciInfo"}, Sig: "hp"},
+		{Fn: &s.computeCapability, Names: []string{"mxSmlExDeviceGetComputeCapability"}, Sig: "hpp"},
+		{Fn: &s.driverVersion, Names: []string{"mxSmlExSystemGetDriverVersion"}, Sig: "pu"},
+	}
+}
+
+// codes gives MXSML's errors their names and mxSmlExErrorString's words.
+func (s *mxsmlSyms) codes() *clib.Codes {
+	return &clib.Codes{Library: "MXSML", Names: mxsmlReturnNames, Message: func(code int) string {
+		return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
+	}}
+}
+
+// mxsmlMemory is mxSmlExMemory_t; see the disputed order above.
+type mxsmlMemory struct{ first, second, used uint64 }
+
+type mxsmlPciInfo struct {
+	busIDLegacy                                    [16]byte
+	domain, bus, device, pciDeviceID, pciSubSystem uint32
+	busID                                          [32]byte
+}
+
+// MXSML asks MetaX's management library which MetaX GPUs are here, then
+// applies the visibility variables as presence.go says. It opens
+// libmxsml.so (FLAGOS_LIBMXSML_PATH overrides the search), calls
+// mxSmlExInit, reads every device and calls mxSmlExShutdown before
+// returning; it never loads the MACA runtime. A count above
+// device.MaxDevices is refused before anything is allocated for it. Safe
+// for concurrent use; keeps no state.
+func MXSML(e *presence.Env) (r presence.Report) {
+	r.Source = SourceMXSML
+	defer presence.Guard(&r)
+	lib := e.Open(MXSMLLibrary, &r)
+	if lib == nil {
+		return r
+	}
+	var s mxsmlSyms
+	if err := lib.Resolve("MXSML", s.table()); err != nil {
+		r.Err = err
+		r.Reason = err.Error() + "; update the MetaX driver or point " + MXSMLEnvVar + " at its libmxsml.so"
+		return r
+	}
+	codes := s.codes()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := codes.Check("mxSmlExInit", s.init.CallCode()); err != nil {
+		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
+		r.Reason = mxsmlInitReason(err.(*clib.Error))
+		e.Log().Debug("presence: mxsml init failed", zap.Error(err))
+		return r
+	}
+	defer func() {
+		if err := codes.Check("mxSmlExShutdown", s.shutdown.CallCode()); err != nil {
+			r.Notes = append(r.Notes, err.Error())
+		}
+	}()
+
+	if s.driverVersion.OK() {
+		var buf [96]byte
+		if err := codes.Check("mxSmlExSystemGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80)); err == nil {
+			r.DriverVersion = clib.CString(buf[:])
+		} else {
+			r.Notes = append(r.Notes, err.Error())
+		}
+	}
+
+	var n uint32
+	if err := codes.Check("mxSmlExDeviceGetCount", s.count.CallCode(uintptr(unsafe.Pointer(&n)))); err != nil {
+		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+		r.Reason = err.Error()
+		return r
+	}
+	if !presence.CheckCount(&r, "MXSML", "mxSmlExDeviceGetCount", uint64(n)) {
+		return r
+	}
+	all := make([]presence.Device, 0, n)
+	for i := range int(n) {
+		d, err := s.device(codes, i, &r.Notes)
+		if err != nil {
+			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
+			r.Reason = err.Error()
+			return r
+		}
+		all = append(all, d)
+	}
+	r.Total = len(all)
+	devs, applied, err := visible(e)(all)
+	r.Visibility = applied
+	if err != nil {
+		r.Err = err
+		r.Reason = fmt.Sprintf("MXSML sees %d device%s, but %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), err)
+		return r
+	}
+	r.Devices = devs
+	r.Reason = presence.CountReason("MXSML", r.Total, len(devs), r.Visibility)
+	e.Log().Debug("presence: mxsml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
+	return r
+}
+
+// device reads one device; only a missing handle is an error, the rest of
+// what does not answer becomes a note.
+func (s *mxsmlSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
+	d := presence.Device{Index: i, SourceIndex: i}
+	var h uintptr // mxSmlExDevice_t: one pointer
+	if err := codes.Check(fmt.Sprintf("mxSmlExGetDeviceHandleByIndex(%d)", i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return d, err
+	}
+	note := func(err error) bool {
+		if err != nil {
+			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
+		}
+		return err == nil
+	}
+	var buf [96]byte
+	if note(codes.Check("mxSmlExDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+		d.Name = clib.CString(buf[:])
+	}
+	if s.uuid.OK() {
+		buf = [96]byte{}
+		if note(codes.Check("mxSmlExDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+			d.UUID = clib.CString(buf[:])
+		}
+	}
+	if s.memory.OK() {
+		var m mxsmlMemory
+		if note(codes.Check("mxSmlExDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
+			if total, free, ok := m.read(); ok {
+				d.TotalMemory, d.FreeMemory = total, free
+			} else {
+				*notes = append(*notes, fmt.Sprintf("device %d: mxSmlExDeviceGetMemoryInfo answered {%d, %d, %d}, which is not free, total and used in either order MetaX's sources give: memory left unknown",
+					i, m.first, m.second, m.used))
+			}
+		}
+	}
+	if s.pci.OK() {
+		var p mxsmlPciInfo
+		if note(codes.Check("mxSmlExDeviceGetPciInfo", s.pci.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
+			d.PCIBusID = clib.CString(p.busID[:])
+		}
+	}
+	if s.computeCapability.OK() {
+		var major, minor int32
+		if note(codes.Check("mxSmlExDeviceGetComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
+			d.Major, d.Minor = int(major), int(minor)
+		}
+	}
+	return d, nil
+}
+
+// read returns the total and free memory of an mxSmlExMemory_t whose first
+// two fields are free and total in either order; ok is false when the three
+// numbers are not a plausible free/total/used (free + used within a tenth
+// of the total).
+func (m mxsmlMemory) read() (total, free uint64, ok bool) {
+	total, free = max(m.first, m.second), min(m.first, m.second)
+	if total == 0 || total > 1<<60 || m.used > total {
+		return 0, 0, false
+	}
+	sum, slack := free+m.used, total/10
+	if sum > total+slack || sum+slack < total {
+		return 0, 0, false
+	}
+	return total, free, true
+}
+
+// mxsmlInitReason is the sentence for a failed mxSmlExInit: what it means
+// for the user and what to do.
+func mxsmlInitReason(e *clib.Error) string {
+	switch e.Code {
+	case mxsmlDriverNotLoaded:
+		return fmt.Sprintf("MXSML: the MetaX kernel driver is not loaded (%s): no MetaX GPU is usable here", e.Name)
+	case mxsmlNoPermission:
+		return fmt.Sprintf("MXSML: no permission to the MetaX device nodes (%s): give this user access to /dev/mxcd and /dev/dri, or start the container with --device=/dev/mxcd --device=/dev/dri", e.Name)
+	case mxsmlRMMismatch:
+		return fmt.Sprintf("MXSML: libmxsml and the loaded metax kernel module are different driver versions (%s): reboot, or reload the metax module", e.Name)
+	}
+	return e.Error()
+}

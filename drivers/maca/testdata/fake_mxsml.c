@@ -1,0 +1,205 @@
+// A fake libmxsml.so for the MXSML binding's tests (drivers/maca): the real
+// names, C signatures and structs of MetaX's MxSmlExtension.h (MXSML 2.3.1,
+// as go-mxsml vendors it: ghangz/go-mxsml
+// pkg/mxsmlextension/MxSmlExtension.h), behaviour driven by the
+// environment:
+//
+//   FAKE_MXSML_LOG            file each call appends its name to
+//   FAKE_MXSML_INIT_RESULT    mxSmlExInit's return code (default 0)
+//   FAKE_MXSML_COUNT          devices (default 2, at most 64)
+//   FAKE_MXSML_COUNT_RESULT   mxSmlExDeviceGetCount's return code
+//   FAKE_MXSML_COUNT_RAW      the count mxSmlExDeviceGetCount answers instead,
+//                             an unsigned int as a broken driver might give
+//                             it (4294967295); handles still exist only for
+//                             the FAKE_MXSML_COUNT devices
+//   FAKE_MXSML_HANDLE_FAIL    index whose handle lookup fails (999)
+//   FAKE_MXSML_NAMES          comma-separated names (default "MetaX C500")
+//   FAKE_MXSML_UUIDS          comma-separated UUIDs (default GPU-5f3c...-<i>)
+//   FAKE_MXSML_MEM_TOTAL      bytes per device (default 64 GiB; 4 GiB used)
+//   FAKE_MXSML_MEM_ORDER      "header" (default: {free, total, used} as
+//                             MxSmlExtension.h 2.3.1), "pymxsml" ({total,
+//                             free, used} as MetaX's pymxsml declares it) or
+//                             "garbage" (three numbers that are neither)
+//   FAKE_MXSML_DRIVER         driver version (default 2.32.0.6)
+//
+// Build variants: -DFAKE_NO_OPTIONAL (no mxSmlExDeviceGetUUID,
+// ...GetMemoryInfo, ...GetPciInfo, ...GetComputeCapability,
+// mxSmlExSystemGetDriverVersion), -DFAKE_NO_NAME (a required one missing).
+//
+// Every query but the init, shutdown and error-string calls answers
+// MXSMLEX_ERROR_UNINITIALIZED unless an mxSmlExInit is outstanding.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum MxSmlExReturn {
+    MXSMLEX_SUCCESS = 0,
+    MXSMLEX_ERROR_UNINITIALIZED = 1,
+    MXSMLEX_ERROR_INVALID_ARGUMENT = 2,
+    MXSMLEX_ERROR_INSUFFICIENT_SIZE = 7,
+    MXSMLEX_ERROR_UNKNOWN = 999
+} mxSmlExReturn_t;
+
+struct MxSmlExDevice { int index; };
+typedef struct {
+    struct MxSmlExDevice *handle;
+} mxSmlExDevice_t;
+_Static_assert(sizeof(mxSmlExDevice_t) == sizeof(void *), "mxSmlExDevice_t is one pointer");
+
+typedef struct MxSmlExMemory {
+    unsigned long long free;
+    unsigned long long total;
+    unsigned long long used;
+} mxSmlExMemory_t;
+
+typedef struct MxSmlExPciInfo {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} mxSmlExPciInfo_t;
+_Static_assert(sizeof(mxSmlExPciInfo_t) == 68, "mxSmlExPciInfo_t is 68 bytes");
+
+static struct MxSmlExDevice devices[64];
+static int inits;
+
+#define FAKE_ENV_PREFIX "FAKE_MXSML_"
+#define FAKE_DEFAULT_COUNT 2
+#include "fake_env.h"
+
+static mxSmlExReturn_t put(char *dst, unsigned int length, const char *s) {
+    if (!dst) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    if (strlen(s) + 1 > length) return MXSMLEX_ERROR_INSUFFICIENT_SIZE;
+    strcpy(dst, s);
+    return MXSMLEX_SUCCESS;
+}
+
+mxSmlExReturn_t mxSmlExInit(void) {
+    logcall("mxSmlExInit");
+    mxSmlExReturn_t r = (mxSmlExReturn_t)envlong("FAKE_MXSML_INIT_RESULT", 0);
+    if (r != MXSMLEX_SUCCESS) return r;
+    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
+    return MXSMLEX_SUCCESS;
+}
+
+mxSmlExReturn_t mxSmlExShutdown(void) {
+    logcall("mxSmlExShutdown");
+    if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return MXSMLEX_ERROR_UNINITIALIZED;
+    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
+    return MXSMLEX_SUCCESS;
+}
+
+const char *mxSmlExErrorString(mxSmlExReturn_t result) {
+    logcall("mxSmlExErrorString");
+    switch ((int)result) {
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 2: return "Invalid Argument";
+    case 4: return "Insufficient Permissions";
+    case 9: return "Driver Not Loaded";
+    case 18: return "RM has detected an MXSML/RM version mismatch.";
+    }
+    return "Unknown Error";
+}
+
+#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return MXSMLEX_ERROR_UNINITIALIZED; } while (0)
+
+mxSmlExReturn_t mxSmlExDeviceGetCount(unsigned int *deviceCount) {
+    logcall("mxSmlExDeviceGetCount");
+    NEED_INIT();
+    if (!deviceCount) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    mxSmlExReturn_t r = (mxSmlExReturn_t)envlong("FAKE_MXSML_COUNT_RESULT", 0);
+    if (r != MXSMLEX_SUCCESS) return r;
+    const char *raw = getenv("FAKE_MXSML_COUNT_RAW");
+    *deviceCount = (raw && *raw) ? (unsigned int)strtoul(raw, NULL, 10) : (unsigned int)count();
+    return MXSMLEX_SUCCESS;
+}
+
+mxSmlExReturn_t mxSmlExGetDeviceHandleByIndex(unsigned int deviceId, mxSmlExDevice_t *deviceHandle) {
+    logcall("mxSmlExGetDeviceHandleByIndex");
+    NEED_INIT();
+    if (!deviceHandle || deviceId >= (unsigned int)count()) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    if ((long)deviceId == envlong("FAKE_MXSML_HANDLE_FAIL", -1)) return MXSMLEX_ERROR_UNKNOWN;
+    devices[deviceId].index = (int)deviceId;
+    deviceHandle->handle = &devices[deviceId];
+    return MXSMLEX_SUCCESS;
+}
+
+/* valid reports whether h is a handle this fake gave out. */
+static int valid(mxSmlExDevice_t h) {
+    return h.handle >= &devices[0] && h.handle < &devices[64] && h.handle->index < count();
+}
+
+#ifndef FAKE_NO_NAME
+mxSmlExReturn_t mxSmlExDeviceGetName(mxSmlExDevice_t deviceHandle, char *name, unsigned int length) {
+    logcall("mxSmlExDeviceGetName");
+    NEED_INIT();
+    if (!valid(deviceHandle)) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    char buf[128];
+    if (!nth("FAKE_MXSML_NAMES", deviceHandle.handle->index, buf, sizeof buf)) snprintf(buf, sizeof buf, "MetaX C500");
+    return put(name, length, buf);
+}
+#endif
+
+#ifndef FAKE_NO_OPTIONAL
+mxSmlExReturn_t mxSmlExDeviceGetUUID(mxSmlExDevice_t deviceHandle, char *uuid, unsigned int length) {
+    logcall("mxSmlExDeviceGetUUID");
+    NEED_INIT();
+    if (!valid(deviceHandle)) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    char buf[128];
+    if (!nth("FAKE_MXSML_UUIDS", deviceHandle.handle->index, buf, sizeof buf))
+        snprintf(buf, sizeof buf, "GPU-5f3c0000-1111-2222-3333-00000000000%d", deviceHandle.handle->index);
+    return put(uuid, length, buf);
+}
+
+mxSmlExReturn_t mxSmlExDeviceGetMemoryInfo(mxSmlExDevice_t deviceHandle, mxSmlExMemory_t *memory) {
+    logcall("mxSmlExDeviceGetMemoryInfo");
+    NEED_INIT();
+    if (!valid(deviceHandle) || !memory) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    unsigned long long total = (unsigned long long)envlong("FAKE_MXSML_MEM_TOTAL", 64L << 30);
+    unsigned long long used = 4ULL << 30, free = total - used;
+    const char *order = getenv("FAKE_MXSML_MEM_ORDER");
+    if (order && !strcmp(order, "pymxsml")) {
+        /* {total, free, used} in the header's field names */
+        memory->free = total;
+        memory->total = free;
+        memory->used = used;
+    } else if (order && !strcmp(order, "garbage")) {
+        memory->free = 7;
+        memory->total = total;
+        memory->used = total / 2;
+    } else {
+        memory->free = free;
+        memory->total = total;
+        memory->used = used;
+    }
+    return MXSMLEX_SUCCESS;
+}
+
+mxSmlExReturn_t mxSmlExDeviceGetPciInfo(mxSmlExDevice_t deviceHandle, mxSmlExPciInfo_t *pci) {
+    logcall("mxSmlExDeviceGetPciInfo");
+    NEED_INIT();
+    if (!valid(deviceHandle) || !pci) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    memset(pci, 0, sizeof *pci);
+    pci->bus = 0x3a + (unsigned int)deviceHandle.handle->index;
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02x:00.0", pci->bus);
+    snprintf(pci->busId, sizeof pci->busId, "0000:%02x:00.0", pci->bus);
+    pci->pciDeviceId = 0x40819999;
+    return MXSMLEX_SUCCESS;
+}
+
+mxSmlExReturn_t mxSmlExDeviceGetComputeCapability(mxSmlExDevice_t deviceHandle, int *major, int *minor) {
+    logcall("mxSmlExDeviceGetComputeCapability");
+    NEED_INIT();
+    if (!valid(deviceHandle) || !major || !minor) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    *major = 10;
+    *minor = 0;
+    return MXSMLEX_SUCCESS;
+}
+
+mxSmlExReturn_t mxSmlExSystemGetDriverVersion(char *version, unsigned int length) {
+    logcall("mxSmlExSystemGetDriverVersion");
+    NEED_INIT();
+    const char *v = getenv("FAKE_MXSML_DRIVER");
+    return put(version, length, (v && *v) ? v : "2.32.0.6");
+}
+#endif
