@@ -167,11 +167,15 @@ func runWalkthrough(t *testing.T, bash, vendor string, commands []string) string
 		in.WriteString("$ " + c + "\n")
 	}
 	cmd.Stdin = strings.NewReader(in.String())
-	// The script finds go and the C compiler on PATH; its folder is made
-	// under /tmp, so that the paths (and the tables aligned on them) have
-	// the README's length.
-	goBin := filepath.Join(runtime.GOROOT(), "bin")
-	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "PATH="+goBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// The script finds go (the one running this test, through GOROOT, which
+	// go test sets) and the C compiler on PATH; its folder is made under
+	// /tmp, so that the paths (and the tables aligned on them) have the
+	// README's length.
+	path := os.Getenv("PATH")
+	if root := os.Getenv("GOROOT"); root != "" {
+		path = filepath.Join(root, "bin") + string(os.PathListSeparator) + path
+	}
+	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "PATH="+path)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
