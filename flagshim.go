@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/alias"
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/internal/isolate"
 	"github.com/flagos-ai/flagshim/internal/logging"
@@ -287,8 +288,13 @@ func (s *shim) run(ctx context.Context) error {
 		}
 	}
 	s.plan.SetLogger(s.log)
+	var trace *zap.Logger
+	if set.trace {
+		trace = s.traceLogger()
+		clib.SetTracer(trace) // before the drivers phase: cuInit is traced
+	}
 	if set.tier == tier.Isolated {
-		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, Exe: s.cfg.childExe})
+		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, Exe: s.cfg.childExe, Trace: trace})
 	} else if s.cfg.oneCPU && set.tier == tier.Exact {
 		cpu, err := onecpu.Pin()
 		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))
@@ -312,6 +318,19 @@ func (s *shim) run(ctx context.Context) error {
 		zap.String("alias_reason", s.report.Alias.Reason),
 		zap.Error(err))
 	return errors.Join(errs...)
+}
+
+// traceLogger is where FLAGOS_TRACE's calls go: Init's logger where it
+// logs info, else stderr at info level (the trace asked for is shown
+// whatever FLAGOS_LOG says).
+func (s *shim) traceLogger() *zap.Logger {
+	l := s.log
+	if !l.Core().Enabled(zap.InfoLevel) {
+		if l, _ = logging.New("info"); l == nil {
+			return zap.NewNop()
+		}
+	}
+	return l.Named("trace")
 }
 
 // logProbes logs, at debug level, what each probe answers now: the original,

@@ -17,7 +17,7 @@ import (
 
 // ErrBadSetting is wrapped by Init's error for every environment variable
 // whose value flagshim does not accept: FLAGOS_ALIAS_CUDA, FLAGOS_BACKEND,
-// FLAGOS_LOG, FLAGOS_PROBE, FLAGOS_PROBE_TIMEOUT, and a library override
+// FLAGOS_LOG, FLAGOS_TRACE, FLAGOS_PROBE, FLAGOS_PROBE_TIMEOUT, and a library override
 // (FLAGOS_LIB*_PATH) that is not an absolute path. The message names the
 // variable, its value and the accepted values. A program can tell a user's
 // mistake, which it should report and stop on, from a fact of the machine
@@ -36,6 +36,13 @@ const (
 	// EnvNVSHMEMPath is plugins/nvshmem's library override, checked with
 	// the vendors' so that a bad one is refused at Init.
 	EnvNVSHMEMPath = "FLAGOS_LIBNVSHMEM_PATH"
+	// EnvTrace turns on the trace of every C call flagshim makes (see
+	// ParseTrace): each one is logged at info level with its library,
+	// function, arguments that are not pointers to data, result and
+	// duration, to the logger of Init (WithLogger, else FLAGOS_LOG's) or,
+	// where that one does not log info, to stderr at info level. The
+	// isolated tier's children trace theirs too.
+	EnvTrace = "FLAGOS_TRACE"
 	// EnvTestRoot is for tests and walkthroughs only: an absolute folder
 	// under which the presence tier reads /dev and /sys instead of /, so a
 	// fake machine's device nodes and PCI tree can be given. Libraries are
@@ -78,6 +85,7 @@ func Variables() []Variable {
 	vars = append(vars,
 		Variable{Name: EnvNVSHMEMPath, Kind: driver.VarLibraryPath, Doc: "the absolute path of libnvshmem_host.so.3 for plugins/nvshmem"},
 		Variable{Name: logging.EnvVar, Kind: driver.VarOther, Doc: "off, error, warn, info or debug: the library's log level"},
+		Variable{Name: EnvTrace, Kind: driver.VarOther, Doc: "1, true, on, yes: log every C call flagshim makes (off: unset, 0, false, off, no)"},
 		Variable{Name: EnvTestRoot, Kind: driver.VarOther, Doc: "tests only: an absolute folder under which /dev and /sys are read instead of /"},
 	)
 	return append(vars, visible...)
@@ -89,7 +97,22 @@ type settings struct {
 	tier     tier.Tier
 	timeout  time.Duration
 	logLevel string
+	trace    bool   // FLAGOS_TRACE
 	root     string // FLAGOS_TEST_ROOT; "" is /
+}
+
+// ParseTrace reads FLAGOS_TRACE's value as FLAGOS_ALIAS_CUDA's is read:
+// unset, empty, 0, false, off and no are off; 1, true, on and yes are on;
+// case and surrounding spaces are ignored; anything else is an error that
+// names the variable and the accepted values.
+func ParseTrace(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "false", "off", "no":
+		return false, nil
+	case "1", "true", "on", "yes":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s=%q: accepted values are 1, true, on, yes (log every C call flagshim makes) and 0, false, off, no (the default; also unset or empty)", EnvTrace, v)
 }
 
 // readSettings reads and checks every variable; the error joins one error
@@ -98,6 +121,7 @@ type settings struct {
 func readSettings(getenv func(string) string, def tier.Tier) (settings, error) {
 	var errs []error
 	bad := func(err error) { errs = append(errs, fmt.Errorf("%w: %w", ErrBadSetting, err)) }
+	var err error
 	st := settings{aliasEnv: getenv(alias.EnvVar), logLevel: getenv(logging.EnvVar), timeout: driver.DefaultInitTimeout}
 	if _, err := alias.ParseEnv(st.aliasEnv); err != nil {
 		bad(err)
@@ -106,6 +130,9 @@ func readSettings(getenv func(string) string, def tier.Tier) (settings, error) {
 		bad(err)
 	}
 	if _, _, err := logging.ParseLevel(st.logLevel); err != nil {
+		bad(err)
+	}
+	if st.trace, err = ParseTrace(getenv(EnvTrace)); err != nil {
 		bad(err)
 	}
 	t, err := tier.Parse(getenv(EnvProbe), def)

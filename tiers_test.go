@@ -465,6 +465,7 @@ func TestBadSettings(t *testing.T) {
 		{"FLAGOS_BACKEND=junk", "FLAGOS_BACKEND"},
 		{"FLAGOS_LOG=junk", "FLAGOS_LOG"},
 		{"FLAGOS_ALIAS_CUDA=perhaps", "FLAGOS_ALIAS_CUDA"},
+		{"FLAGOS_TRACE=verbose", "FLAGOS_TRACE"},
 	} {
 		t.Run(c.kv, func(t *testing.T) {
 			seen, _ := runTier(t, c.kv)

@@ -61,6 +61,12 @@ type session struct {
 	stdout *checkedWriter
 	stderr io.Writer
 	opts   []flagshim.Option
+	// probe is the top-level --probe (flagshim --probe TIER COMMAND); a
+	// command's own --probe beats it.
+	probe string
+	// probeTier is the tier --probe chose; "" when none did (FLAGOS_PROBE
+	// or the CLI's default).
+	probeTier tier.Tier
 }
 
 func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
@@ -68,11 +74,12 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	verbose := fs.Bool("v", false, "")
 	showVersion := fs.Bool("version", false, "")
+	probe := probeFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return printUsage(stdout, topUsage())
 		}
-		return usageError(stderr, nil, err.Error())
+		return usageError(stderr, nil, spelled(err.Error(), args))
 	}
 	args = fs.Args()
 	if *showVersion {
@@ -92,9 +99,13 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	if wantsHelp(args) {
 		return printUsage(stdout, c.usage())
 	}
+	if *probe != "" && !c.probes {
+		return usageError(stderr, nil, fmt.Sprintf("--probe applies to info, list, resolve and explain, not to %s", c.name))
+	}
 	// The CLI's answers are exact, but no driver is initialized in the CLI
 	// itself: a hanging or crashing driver cannot take it down.
-	s := &session{stdout: stdout, stderr: stderr, opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU()}}
+	s := &session{stdout: stdout, stderr: stderr, probe: *probe,
+		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU()}}
 	if *verbose {
 		l, err := logging.New("info")
 		if err != nil {
@@ -144,6 +155,9 @@ func (s *session) initialise() (rep *flagshim.Report, initErr, bad error) {
 		b = append(badSettings(early), b...)
 	}
 	if len(b) > 0 {
+		for i, e := range b {
+			b[i] = settingError{e}
+		}
 		return nil, err, errors.Join(dedupe(b)...)
 	}
 	return rep, err, nil
@@ -203,7 +217,7 @@ func printErr(stderr io.Writer, err error) {
 			continue
 		}
 		b.WriteString(prefix)
-		b.WriteString(line)
+		b.WriteString(escape(line)) // a device string, a driver's text: one line each
 		b.WriteByte('\n')
 	}
 	_, _ = io.WriteString(stderr, b.String())

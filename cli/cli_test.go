@@ -54,19 +54,19 @@ func TestHelpForms(t *testing.T) {
 		args []string
 		want string // the usage's first line
 	}{
-		{[]string{"-h"}, "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"-help"}, "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"--help"}, "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"help"}, "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"-v", "--help"}, "usage: flagshim [-v] [command] [arguments]"},
+		{[]string{"-h"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"-help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"--help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"-v", "--help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
 		{[]string{"help", "info"}, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
 		{[]string{"info", "-h"}, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
 		{[]string{"info", "--json", "--help"}, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"resolve", "--help"}, "usage: flagshim [-v] resolve [--probe TIER] DEVICE..."},
-		{[]string{"resolve", "cuda:0", "-h"}, "usage: flagshim [-v] resolve [--probe TIER] DEVICE..."},
-		{[]string{"help", "resolve"}, "usage: flagshim [-v] resolve [--probe TIER] DEVICE..."},
-		{[]string{"list", "-h"}, "usage: flagshim [-v] list [--probe TIER]"},
-		{[]string{"explain", "--help"}, "usage: flagshim [-v] explain [--probe TIER]"},
+		{[]string{"resolve", "--help"}, "usage: flagshim [-v] resolve [--json] [--probe TIER] DEVICE..."},
+		{[]string{"resolve", "cuda:0", "-h"}, "usage: flagshim [-v] resolve [--json] [--probe TIER] DEVICE..."},
+		{[]string{"help", "resolve"}, "usage: flagshim [-v] resolve [--json] [--probe TIER] DEVICE..."},
+		{[]string{"list", "-h"}, "usage: flagshim [-v] list [--accelerators-only] [--json] [--probe TIER]"},
+		{[]string{"explain", "--help"}, "usage: flagshim [-v] explain [--json] [--probe TIER]"},
 		{[]string{"version", "-h"}, "usage: flagshim [-v] version"},
 		{[]string{"help", "help"}, "usage: flagshim [-v] help [COMMAND]"},
 	}
@@ -97,19 +97,19 @@ func TestUsageErrors(t *testing.T) {
 		msg       string
 		usageLine string
 	}{
-		{[]string{"bogus"}, `flagshim: unknown command "bogus"`, "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"-nosuchflag"}, "flagshim: flag provided but not defined: -nosuchflag", "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"info", "--yaml"}, "flagshim: info: flag provided but not defined: -yaml", "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
+		{[]string{"bogus"}, `flagshim: unknown command "bogus"`, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"-nosuchflag"}, "flagshim: flag provided but not defined: -nosuchflag", "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"info", "--yaml"}, "flagshim: info: flag provided but not defined: --yaml", "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
 		{[]string{"info", "extra"}, `flagshim: info takes no arguments, got ["extra"]`, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
 		{[]string{"info", "-L", "--json"}, "flagshim: info: -L and --json cannot be combined", "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"resolve"}, "flagshim: resolve needs at least one device string, e.g. flagshim resolve cuda:0", "usage: flagshim [-v] resolve [--probe TIER] DEVICE..."},
-		{[]string{"list", "x"}, `flagshim: list takes no arguments, got ["x"]`, "usage: flagshim [-v] list [--probe TIER]"},
-		{[]string{"explain", "x"}, `flagshim: explain takes no arguments, got ["x"]`, "usage: flagshim [-v] explain [--probe TIER]"},
+		{[]string{"resolve"}, "flagshim: resolve needs at least one device string, e.g. flagshim resolve cuda:0", "usage: flagshim [-v] resolve [--json] [--probe TIER] DEVICE..."},
+		{[]string{"list", "x"}, `flagshim: list takes no arguments, got ["x"]`, "usage: flagshim [-v] list [--accelerators-only] [--json] [--probe TIER]"},
+		{[]string{"explain", "x"}, `flagshim: explain takes no arguments, got ["x"]`, "usage: flagshim [-v] explain [--json] [--probe TIER]"},
 		{[]string{"info", "--probe", "fast"}, `flagshim: info: --probe "fast": want exact, presence or isolated`, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"list", "--probe"}, "flagshim: list: flag needs an argument: -probe", "usage: flagshim [-v] list [--probe TIER]"},
+		{[]string{"list", "--probe"}, "flagshim: list: flag needs an argument: --probe", "usage: flagshim [-v] list [--accelerators-only] [--json] [--probe TIER]"},
 		{[]string{"version", "x"}, `flagshim: version takes no arguments, got ["x"]`, "usage: flagshim [-v] version"},
-		{[]string{"--version", "info"}, `flagshim: --version takes no command, got ["info"]`, "usage: flagshim [-v] [command] [arguments]"},
-		{[]string{"help", "bogus"}, `flagshim: help: unknown command "bogus"`, "usage: flagshim [-v] [command] [arguments]"},
+		{[]string{"--version", "info"}, `flagshim: --version takes no command, got ["info"]`, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"help", "bogus"}, `flagshim: help: unknown command "bogus"`, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
 		{[]string{"help", "a", "b"}, `flagshim: help takes at most one command, got ["a" "b"]`, "usage: flagshim [-v] help [COMMAND]"},
 	}
 	for _, tt := range tests {
@@ -325,7 +325,7 @@ func TestListLine(t *testing.T) {
 		{device.Device{Type: "flagos", Index: 1}, device.Properties{Name: "odd name"}, "acme", "flagos:1: odd name -> acme:1"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, listLine(tt.id, tt.p, tt.routesTo))
+		assert.Equal(t, tt.want, listLine(listEntry(tt.id, tt.p, tt.routesTo)))
 	}
 }
 

@@ -19,6 +19,7 @@ type command struct {
 	args    string // the synopsis after the name
 	summary string // one line, for the top usage
 	detail  string // the rest of its own usage
+	probes  bool   // it takes --probe (also given before the command)
 	run     func(s *session, c *command, args []string) int
 }
 
@@ -46,10 +47,11 @@ After the report, info exits 1 when a step of Init failed (a plugin that
 could not set up its backend, for example); a driver library that is absent
 or fails to load is a fact of the report, not an error.
 `,
-			run: runInfo,
+			probes: true,
+			run:    runInfo,
 		},
 		{
-			name: "list", args: "[--probe TIER]",
+			name: "list", args: "[--accelerators-only] [--json] [--probe TIER]",
 			summary: "one line per device, as nvidia-smi -L does (same as info -L)",
 			detail: `One line per device that a device string can name here, as nvidia-smi -L
 prints them:
@@ -61,18 +63,29 @@ prints them:
 cpu:0 comes first, then the devices of each available vendor backend, then
 the flagos devices with the vendor device each one routes to. UUIDs are in
 the vendor's own form. Where no accelerator is available, only cpu:0 is
-printed, "no accelerator found" goes to stderr, and list still exits 0.
+printed, "no accelerator found" goes to stderr, and list exits 0.
+
+"Is there an accelerator?" is --accelerators-only: it prints the vendor
+backends' devices only (not cpu:0, nor the flagos lines, which name the
+same devices again), so that wc -l counts the accelerators, and it exits
+` + fmt.Sprint(exitNoDevice) + ` when there is none, as nvidia-smi -L does where it finds no GPU:
+
+  if flagshim list --accelerators-only >/dev/null 2>&1; then echo "an accelerator"; fi
 
 list exits 1 on a bad setting or when a device's properties cannot be read;
 a driver library that is absent or fails to load is not an error of list
 (` + "`flagshim explain`" + ` says why a backend is not available).
 
 flags:
+  --accelerators-only  the accelerators only; exit status ` + fmt.Sprint(exitNoDevice) + ` when there is none
+  --json               one JSON object instead: "schema_version" and "devices",
+                       one object per line of the text (docs/json.md)
 ` + probeHelp,
-			run: runList,
+			probes: true,
+			run:    runList,
 		},
 		{
-			name: "resolve", args: "[--probe TIER] DEVICE...",
+			name: "resolve", args: "[--json] [--probe TIER] DEVICE...",
 			summary: "what each device string means here, one per line",
 			detail: `What each device string ("type" or "type:index") means here, one per line,
 in the canonical form: "cuda:01" prints cuda:1, and where cuda is aliased to
@@ -83,21 +96,30 @@ stderr; the good ones are still printed) or on a bad setting; a driver
 library that is absent or fails to load is not an error of resolve.
 
 flags:
+  --json        one JSON object instead: "schema_version" and "devices", one
+                {"input", "device", "error"} per argument (docs/json.md)
 ` + probeHelp,
-			run: runResolve,
+			probes: true,
+			run:    runResolve,
 		},
 		{
-			name: "explain", args: "[--probe TIER]",
+			name: "explain", args: "[--json] [--probe TIER]",
 			summary: "each decision and the facts it rests on, in sentences",
 			detail: `Each decision flagshim took and the facts it rests on, in sentences: every
-library tried and why it was or was not opened, each backend, each probe and
-who redirected it, the alias, the environment, the phases.
+library tried and why it was or was not opened, each backend, the probe
+tier that answered and who chose it (--probe, FLAGOS_PROBE or the CLI's
+default), each probe and who redirected it, the alias, the environment,
+the phases.
 
 After the text, explain exits 1 when a step of Init failed.
 
 flags:
+  --json        the facts as one JSON object instead: the object of info --json
+                (without free memory, which explain does not ask), whose
+                "probe_source" says who chose the tier (docs/json.md)
 ` + probeHelp,
-			run: runExplain,
+			probes: true,
+			run:    runExplain,
 		},
 		{
 			name: "version", args: "",
@@ -133,10 +155,10 @@ func (c *command) synopsis() string {
 	return c.name + " " + c.args
 }
 
-// shortSynopsis is the synopsis without the --probe flag that four
-// commands share: the top usage lists that flag once.
+// shortSynopsis is the synopsis without the flags that several commands
+// share (--probe, --json): the top usage lists those once.
 func (c *command) shortSynopsis() string {
-	return strings.Replace(c.synopsis(), " [--probe TIER]", "", 1)
+	return strings.NewReplacer(" [--probe TIER]", "", " [--json]", "").Replace(c.synopsis())
 }
 
 // usage is the command's own usage text.
@@ -144,9 +166,10 @@ func (c *command) usage() string {
 	return "usage: flagshim [-v] " + c.synopsis() + "\n\n" + c.detail + "\n" + exitNote
 }
 
-const exitNote = `Exit status: 0 on success, 1 on an error (a bad device string, a bad
-setting, output that could not be written), 2 on bad usage. A bad setting
-(an environment variable whose value flagshim does not accept, such as
+var exitNote = `Exit status: 0 on success, 1 on an error (a bad device string, a bad
+setting, output that could not be written), 2 on bad usage, ` + fmt.Sprint(exitNoDevice) + ` from
+list --accelerators-only when there is no accelerator. A bad setting (an
+environment variable whose value flagshim does not accept, such as
 FLAGOS_LOG=loud) is an error of info, list, resolve and explain alike, which
 then print nothing but the message.
 `
@@ -154,32 +177,25 @@ then print nothing but the message.
 // topUsage is flagshim's usage.
 func topUsage() string {
 	var b strings.Builder
-	b.WriteString("usage: flagshim [-v] [command] [arguments]\n       flagshim --version\n\n")
+	b.WriteString("usage: flagshim [-v] [--probe TIER] [command] [arguments]\n       flagshim --version\n\n")
 	b.WriteString("Shows what flagshim found on this machine and why it decided what it did.\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-22s %s\n", c.shortSynopsis(), c.summary)
+		fmt.Fprintf(&b, "  %-26s %s\n", c.shortSynopsis(), c.summary)
 	}
 	b.WriteString(`
 flags:
-  --probe TIER           (info, list, resolve, explain) where the vendor backends' answers
-                         come from: isolated (the default), presence or exact
-  -v                     log at info level to stderr (FLAGOS_LOG sets the level otherwise)
-  -h, --help             this text; ` + "`flagshim help COMMAND`" + ` or ` + "`flagshim COMMAND -h`" + ` gives a command's own
-  --version              the same as ` + "`flagshim version`" + `
+  --probe TIER               (info, list, resolve, explain; before the command or after
+                             it) where the vendor backends' answers come from:
+                             isolated (the default), presence or exact
+  --json                     (info, list, resolve, explain; after the command) one JSON
+                             object instead of text: docs/json.md
+  -v                         log at info level to stderr (FLAGOS_LOG sets the level otherwise)
+  -h, --help                 this text; ` + "`flagshim help COMMAND`" + ` or ` + "`flagshim COMMAND -h`" + ` gives a command's own
+  --version                  the same as ` + "`flagshim version`" + `
 
 `)
 	b.WriteString(exitNote)
 	return b.String()
-}
-
-// parseFlags parses a command's flags; a bad flag is a usage error of the
-// command (help was handled before).
-func parseFlags(s *session, c *command, fs *flag.FlagSet, args []string) (rest []string, code int, ok bool) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return nil, usageError(s.stderr, c, c.name+": "+err.Error()), false
-	}
-	return fs.Args(), exitOK, true
 }
 
 // probeFlag adds --probe to fs; useProbe applies its value to s.
@@ -189,6 +205,9 @@ func probeFlag(fs *flag.FlagSet) *string { return fs.String("probe", "", "") }
 // whatever FLAGOS_PROBE says; a bad tier is a usage error of the command.
 func useProbe(s *session, c *command, name string) (code int, ok bool) {
 	if name == "" {
+		name = s.probe // flagshim --probe TIER COMMAND
+	}
+	if name == "" {
 		return exitOK, true
 	}
 	t, err := tier.Parse(name, "")
@@ -196,6 +215,7 @@ func useProbe(s *session, c *command, name string) (code int, ok bool) {
 		return usageError(s.stderr, c, fmt.Sprintf("%s: --probe %q: want exact, presence or isolated", c.name, name)), false
 	}
 	s.opts = append(s.opts, flagshim.WithProbe(t))
+	s.probeTier = t
 	return exitOK, true
 }
 
@@ -233,7 +253,7 @@ func runInfo(s *session, c *command, args []string) int {
 		return usageError(s.stderr, c, "info: -L and --json cannot be combined")
 	}
 	if *asList {
-		return list(s)
+		return list(s, listOptions{})
 	}
 	s.showsEveryBackend()
 	s.opts = append(s.opts, flagshim.WithFreeMemory()) // info shows it
@@ -244,18 +264,46 @@ func runInfo(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	snap := report.Collect(rep, report.Options{FreeMemory: true, LookupEnv: lookupEnv})
+	snap := s.collect(rep, true, nil)
 	var err error
 	if *asJSON {
 		err = writeJSON(s.stdout, snap)
 	} else {
-		err = writeInfo(s.stdout, snap)
+		err = writeInfo(s.stdout, escapeInfo(snap))
 	}
 	return s.done(err, initErr)
 }
 
+// collect is report.Collect with what only the CLI knows: who chose the
+// probe tier.
+func (s *session) collect(rep *flagshim.Report, freeMemory bool, refer func(device.Type) string) report.Info {
+	snap := report.Collect(rep, report.Options{FreeMemory: freeMemory, LookupEnv: lookupEnv, Refer: refer})
+	snap.ProbeSource = s.probeSource(snap.Probe)
+	return snap
+}
+
+// probeSource says who chose the tier that answered (got): "--probe" (the
+// flag, before the command or after it), "FLAGOS_PROBE", or "default" (the
+// CLI's: isolated); "" when got is not the tier this command asked for
+// (Init runs once per process: a program that called it before Run chose).
+func (s *session) probeSource(got tier.Tier) string {
+	want, src := tier.Isolated, "default"
+	if s.probeTier != "" {
+		want, src = s.probeTier, "--probe"
+	} else if v, _ := lookupEnv(flagshim.EnvProbe); strings.TrimSpace(v) != "" {
+		want, _ = tier.Parse(v, tier.Isolated)
+		src = flagshim.EnvProbe
+	}
+	if got != want {
+		return ""
+	}
+	return src
+}
+
 func runExplain(s *session, c *command, args []string) int {
-	args, code, ok := probeFlags(s, c, args)
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	args, code, ok := probeFlags(s, c, fs, args)
 	if !ok {
 		return code
 	}
@@ -270,24 +318,46 @@ func runExplain(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	return s.done(writeExplain(s.stdout, report.Collect(rep, report.Options{LookupEnv: lookupEnv})), initErr)
+	if *asJSON {
+		return s.done(writeJSON(s.stdout, s.collect(rep, false, nil)), initErr)
+	}
+	return s.done(writeExplain(s.stdout, escapeInfo(s.collect(rep, false, pointer))), initErr)
 }
 
 func runList(s *session, c *command, args []string) int {
-	args, code, ok := probeFlags(s, c, args)
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	var o listOptions
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.BoolVar(&o.acceleratorsOnly, "accelerators-only", false, "")
+	args, code, ok := probeFlags(s, c, fs, args)
 	if !ok {
 		return code
 	}
 	if code, ok := noArgs(s, c, args); !ok {
 		return code
 	}
-	return list(s)
+	return list(s, o)
+}
+
+// resolveOutput is resolve --json's object (docs/json.md).
+type resolveOutput struct {
+	SchemaVersion int        `json:"schema_version"`
+	Devices       []resolved `json:"devices"`
+}
+
+// resolved is one device string of resolve --json.
+type resolved struct {
+	Input  string `json:"input"`
+	Device string `json:"device"`
+	Error  string `json:"error,omitempty"`
 }
 
 func runResolve(s *session, c *command, args []string) int {
 	// Device strings never start with "-": flags end at the first of them
 	// (or at "--").
-	args, code, ok := probeFlags(s, c, args)
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	args, code, ok := probeFlags(s, c, fs, args)
 	if !ok {
 		return code
 	}
@@ -300,22 +370,35 @@ func runResolve(s *session, c *command, args []string) int {
 		return fail(s.stderr, bad)
 	}
 	code = exitOK
+	out := []resolved{}
+	var b strings.Builder
 	for _, a := range args {
 		d, err := device.Parse(a)
 		if err != nil {
 			printErr(s.stderr, err)
 			code = exitError
+			out = append(out, resolved{Input: a, Error: err.Error()})
 			continue
 		}
-		fmt.Fprintln(s.stdout, d)
+		out = append(out, resolved{Input: a, Device: d.String()})
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	var err error
+	if *asJSON {
+		err = writeJSON(s.stdout, resolveOutput{report.SchemaVersion, out})
+	} else {
+		_, err = io.WriteString(s.stdout, b.String())
+	}
+	if c := s.done(err, nil); c != exitOK {
+		return c
 	}
 	return code
 }
 
-// probeFlags parses the flags of a command whose only flag is --probe and
-// applies it.
-func probeFlags(s *session, c *command, args []string) (rest []string, code int, ok bool) {
-	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+// probeFlags parses the flags of a command whose flags are fs's and
+// --probe, and applies --probe.
+func probeFlags(s *session, c *command, fs *flag.FlagSet, args []string) (rest []string, code int, ok bool) {
 	tier := probeFlag(fs)
 	if rest, code, ok = parseFlags(s, c, fs, args); !ok {
 		return nil, code, false

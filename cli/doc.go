@@ -25,12 +25,27 @@
 //
 // The usage and help go to stdout with exit status 0 (-h, --help, help,
 // help COMMAND, COMMAND -h); a bad command or flag prints the usage to
-// stderr with status 2. `flagshim --version` and `flagshim version` print
-// [Version], the module version Go recorded in the binary, the Go version
+// stderr with status 2, the flag spelled as it was typed (--json, -L).
+// --probe TIER goes before the command or after it. `flagshim --version`
+// and `flagshim version` print [Version], the module version Go recorded in
+// the binary (with the commit where the build recorded one), the Go version
 // and GOOS/GOARCH, and open nothing.
 //
+// info, list, resolve and explain print text, or one JSON object with
+// --json (docs/json.md). Text output escapes control characters, bidi and
+// zero-width characters and invalid UTF-8 (Go escapes: "\n", "\x1b",
+// "\u202e") in whatever a driver or a user gave (device names, reasons,
+// errors), so one device is one line and nothing reaches the terminal as a
+// control sequence; JSON carries the texts as they are.
+//
+// list --accelerators-only answers "is there an accelerator?" as
+// nvidia-smi -L does: the vendor devices only (no cpu:0, no flagos lines),
+// and exit status 6 when there is none.
+//
 // Errors go to stderr, one per line, each with the "flagshim: " prefix once,
-// and give status 1. Which errors are errors of which command:
+// and give status 1. A bad setting reads "flagshim: invalid setting: " and
+// the variable, its value and the values it accepts, without the step or
+// package it came through. Which errors are errors of which command:
 //
 //   - A bad setting (an environment variable whose value flagshim does not
 //     accept: Init's error matches flagshim.ErrBadSetting, or FLAGOS_LOG or

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
@@ -15,8 +12,9 @@ import (
 )
 
 // writeExplain prints each decision and the facts it rests on, in sentences.
-// Each backend's reason is given whole once, under Backends; where another
-// answer repeats it (flagos's route, a probe, the alias), it points there.
+// s was collected with pointer as its Refer: each backend's reason is given
+// whole once, under Backends; where another answer repeats it (flagos's
+// route, a probe, the alias), it points there.
 func writeExplain(w io.Writer, s report.Info) error {
 	var b strings.Builder
 	b.WriteString("Libraries:\n")
@@ -40,10 +38,13 @@ func writeExplain(w io.Writer, s report.Info) error {
 	}
 
 	b.WriteString("\nBackends:\n")
-	fmt.Fprintf(&b, "  The vendor backends were probed in the %s tier: %s (--probe or FLAGOS_PROBE chooses; the CLI's default is isolated).\n",
-		s.Probe, tierMeaning(s.Probe))
+	fmt.Fprintf(&b, "  The vendor backends' probes were answered by the %s tier (%s): %s.\n",
+		s.Probe, tierMeaning(s.Probe), chosenBy(s))
 	for _, be := range s.Backends {
-		reason := referTo(s.Backends, be.Type).Replace(be.Reason)
+		reason := be.Reason // another backend's reason is a pointer to it (report.Options.Refer)
+		if be.Tier != "" && be.Tier != s.Probe {
+			fmt.Fprintf(&b, "  %s was answered by the %s tier.\n", be.Type, be.Tier)
+		}
 		switch {
 		case be.RoutesTo != "":
 			fmt.Fprintf(&b, "  %s routes to %s (FLAGOS_BACKEND chooses)", be.Type, be.RoutesTo)
@@ -57,22 +58,20 @@ func writeExplain(w io.Writer, s report.Info) error {
 			fmt.Fprintf(&b, "  %s is not available: %s.\n", be.Type, sentence(reason))
 		}
 	}
-	refer := referTo(s.Backends, "")
-
 	b.WriteString("\nProbes:\n")
 	for _, p := range s.Probes {
-		fmt.Fprintf(&b, "  Asked \"is %s available?\", the true runtime answers %s.\n", p.Name, refer.Replace(answer(p.Original)))
+		fmt.Fprintf(&b, "  Asked \"is %s available?\", the true runtime answers %s.\n", p.Name, answer(p.Original))
 		if len(p.RedirectedBy) > 0 {
 			fmt.Fprintf(&b, "    The live answer was redirected by %s and now says %s.\n",
-				strings.Join(p.RedirectedBy, ", then "), refer.Replace(answer(p.Live)))
+				strings.Join(p.RedirectedBy, ", then "), answer(p.Live))
 		}
 	}
 
 	b.WriteString("\nAlias:\n")
 	if s.Alias.Active {
-		fmt.Fprintf(&b, "  %s means %s: %s\n", s.Alias.From, s.Alias.To, refer.Replace(s.Alias.Reason))
+		fmt.Fprintf(&b, "  %s means %s: %s\n", s.Alias.From, s.Alias.To, s.Alias.Reason)
 	} else {
-		fmt.Fprintf(&b, "  %s keeps its own meaning: %s\n", s.Alias.From, refer.Replace(s.Alias.Reason))
+		fmt.Fprintf(&b, "  %s keeps its own meaning: %s\n", s.Alias.From, s.Alias.Reason)
 	}
 	b.WriteString("  The decision read the original cuda and flagos probes only, never a redirected one.\n")
 	for _, e := range s.Env {
@@ -112,27 +111,24 @@ func writeExplain(w io.Writer, s report.Info) error {
 	return err
 }
 
-// referTo replaces each backend's whole reason, but self's, with a pointer
-// to where explain gives it ("see musa under Backends"): flagos's reason
-// carries the reason of every vendor it could not route to, and the alias's
-// the cuda and flagos probes', so without it one missing library's search
-// was printed up to six times. Reasons of detailLen runes or fewer stay where
-// they are (short ones read better inline and could match by chance); the
-// longest are matched first, so a reason that holds another is replaced
-// whole.
-func referTo(backends []report.Backend, self device.Type) *strings.Replacer {
-	long := slices.DeleteFunc(slices.Clone(backends), func(be report.Backend) bool {
-		return be.Type == self || utf8.RuneCountInString(be.Reason) <= detailLen
-	})
-	slices.SortStableFunc(long, func(a, b report.Backend) int { return cmp.Compare(len(b.Reason), len(a.Reason)) })
-	pairs := make([]string, 0, 2*len(long))
-	for _, be := range long {
-		pairs = append(pairs, be.Reason, pointer(be.Type))
+// chosenBy says who chose the tier that answered (report.Info.ProbeSource).
+func chosenBy(s report.Info) string {
+	switch s.ProbeSource {
+	case "--probe":
+		return "--probe " + string(s.Probe) + " chose it"
+	case "default":
+		return "it is the CLI's default (--probe or FLAGOS_PROBE chooses another)"
 	}
-	return strings.NewReplacer(pairs...)
+	for _, e := range s.Env {
+		if e.Name == s.ProbeSource && e.Set {
+			return fmt.Sprintf("%s=%q chose it", e.Name, e.Value)
+		}
+	}
+	return "--probe or FLAGOS_PROBE chooses it"
 }
 
-// pointer is what referTo puts in place of t's reason.
+// pointer is what explain says in place of another backend's reason
+// (report.Options.Refer): each reason is given whole once, under Backends.
 func pointer(t device.Type) string { return "see " + string(t) + " under Backends" }
 
 func sentence(s string) string {

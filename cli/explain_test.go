@@ -11,9 +11,11 @@ import (
 	"github.com/flagos-ai/flagshim/report"
 )
 
-// explainOf is writeExplain's output for s.
+// explainOf is writeExplain's output for s, with each reason given once as
+// Collect gives them to explain.
 func explainOf(t *testing.T, s report.Info) string {
 	t.Helper()
+	s.ReferOnce(pointer)
 	var b strings.Builder
 	require.NoError(t, writeExplain(&b, s))
 	return b.String()

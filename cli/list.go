@@ -6,12 +6,42 @@ import (
 	"strings"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/report"
 )
+
+// exitNoDevice is list --accelerators-only's status where no accelerator
+// is found: nvidia-smi -L's where it finds no GPU (6, NVML_ERROR_NOT_FOUND:
+// "No devices were found"), so that a script's "is there one?" reads the
+// same.
+const exitNoDevice = 6
+
+// listOptions are list's flags.
+type listOptions struct {
+	json             bool // --json
+	acceleratorsOnly bool // --accelerators-only
+}
+
+// listed is one line of list, and one object of list --json.
+type listed struct {
+	Device   string      `json:"device"`
+	Type     device.Type `json:"type"`
+	Index    int         `json:"index"`
+	Name     string      `json:"name"`
+	UUID     string      `json:"uuid"`
+	RoutesTo string      `json:"routes_to,omitempty"`
+}
+
+// listOutput is list --json's object (docs/json.md).
+type listOutput struct {
+	SchemaVersion int      `json:"schema_version"`
+	Devices       []listed `json:"devices"`
+}
 
 // list prints one line per device, as nvidia-smi -L does: cpu:0 first, the
 // vendor backends' devices, then flagos's with the vendor device each one
-// routes to.
-func list(s *session) int {
+// routes to. With --accelerators-only, the vendor backends' devices alone,
+// and exitNoDevice when there is none.
+func list(s *session, o listOptions) int {
 	s.showsEveryBackend()
 	if _, _, bad := s.initialise(); bad != nil {
 		return fail(s.stderr, bad)
@@ -32,38 +62,55 @@ func list(s *session) int {
 			vendors = append(vendors, b)
 		}
 	}
-	var b strings.Builder
+	groups := [][]device.Backend{cpu, vendors, flagos}
+	if o.acceleratorsOnly {
+		groups = [][]device.Backend{vendors}
+	}
+	devs := []listed{}
 	var errs []error
 	accelerators := 0
-	for _, group := range [][]device.Backend{cpu, vendors, flagos} {
+	for _, group := range groups {
 		for _, be := range group {
 			n, lines, err := listBackend(be)
-			b.WriteString(lines)
+			devs = append(devs, lines...)
 			errs = append(errs, err)
 			if be.Type() != device.CPU {
 				accelerators += n
 			}
 		}
 	}
-	_, outErr := fmt.Fprint(s.stdout, b.String())
+	var outErr error
+	if o.json {
+		outErr = writeJSON(s.stdout, listOutput{report.SchemaVersion, devs})
+	} else {
+		var b strings.Builder
+		for _, d := range devs {
+			b.WriteString(listLine(d))
+			b.WriteByte('\n')
+		}
+		_, outErr = fmt.Fprint(s.stdout, b.String())
+	}
 	if accelerators == 0 {
 		fmt.Fprintf(s.stderr, "%sno accelerator found (`flagshim explain` says what was tried)\n", prefix)
 	}
-	return s.done(outErr, errors.Join(errs...))
+	code := s.done(outErr, errors.Join(errs...))
+	if code == exitOK && accelerators == 0 && o.acceleratorsOnly {
+		return exitNoDevice
+	}
+	return code
 }
 
-// listBackend returns the lines of one backend's devices and how many there
-// are. A backend that is not available has none.
-func listBackend(b device.Backend) (n int, lines string, err error) {
+// listBackend returns one backend's devices and how many there are. A
+// backend that is not available has none.
+func listBackend(b device.Backend) (n int, devs []listed, err error) {
 	r := b.Available()
 	if !r.Available {
-		return 0, "", nil
+		return 0, nil, nil
 	}
 	routesTo := device.Type("")
 	if d, ok := b.(device.Describer); ok {
 		routesTo = d.Describe().RoutesTo
 	}
-	var sb strings.Builder
 	var errs []error
 	for i := 0; i < r.Devices; i++ {
 		id := device.Device{Type: b.Type(), Index: i}
@@ -72,29 +119,34 @@ func listBackend(b device.Backend) (n int, lines string, err error) {
 			errs = append(errs, fmt.Errorf("%s: cannot read its properties: %w", id, err))
 			continue
 		}
-		sb.WriteString(listLine(id, p, routesTo))
-		sb.WriteByte('\n')
+		devs = append(devs, listEntry(id, p, routesTo))
 	}
-	return r.Devices, sb.String(), errors.Join(errs...)
+	return r.Devices, devs, errors.Join(errs...)
+}
+
+// listEntry is one device of list. A device that routes to another names
+// it in RoutesTo, and the router's own " (cuda:0)" at the end of its name
+// is left out: the arrow of the line says it.
+func listEntry(id device.Device, p device.Properties, routesTo device.Type) listed {
+	d := listed{Device: id.String(), Type: id.Type, Index: id.Index, Name: p.Name, UUID: p.UUID}
+	if routesTo != "" {
+		d.RoutesTo = device.Device{Type: routesTo, Index: id.Index}.String()
+		d.Name = strings.TrimSuffix(d.Name, " ("+d.RoutesTo+")")
+	}
+	return d
 }
 
 // listLine is "cuda:0: NVIDIA H200 (UUID: GPU-...)", and for a device that
-// routes to another, "flagos:0: NVIDIA H200 (UUID: GPU-...) -> cuda:0" (the
-// router's own " (cuda:0)" at the end of the name is left out: the arrow says
-// it).
-func listLine(id device.Device, p device.Properties, routesTo device.Type) string {
-	name := p.Name
-	var target string
-	if routesTo != "" {
-		target = device.Device{Type: routesTo, Index: id.Index}.String()
-		name = strings.TrimSuffix(name, " ("+target+")")
+// routes to another, "flagos:0: NVIDIA H200 (UUID: GPU-...) -> cuda:0".
+// Control characters of the driver's name and UUID are escaped, so that
+// one device prints one line.
+func listLine(d listed) string {
+	line := d.Device + ": " + escape(d.Name)
+	if d.UUID != "" {
+		line += " (UUID: " + escape(d.UUID) + ")"
 	}
-	line := id.String() + ": " + name
-	if p.UUID != "" {
-		line += " (UUID: " + p.UUID + ")"
-	}
-	if target != "" {
-		line += " -> " + target
+	if d.RoutesTo != "" {
+		line += " -> " + d.RoutesTo
 	}
 	return line
 }

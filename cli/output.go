@@ -18,10 +18,12 @@ import (
 
 var lookupEnv = os.LookupEnv
 
-func writeJSON(w io.Writer, s report.Info) error {
+// writeJSON writes v as indented JSON (info, explain, list and resolve
+// --json; docs/json.md).
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	return enc.Encode(v)
 }
 
 // writeInfo prints the short human report of `flagshim info`.

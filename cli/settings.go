@@ -58,3 +58,48 @@ func isJoin(err error, parts []error) bool {
 	}
 	return err.Error() == strings.Join(msgs, "\n")
 }
+
+// settingError is a bad setting as the CLI prints it: "invalid setting: "
+// and the message from the variable's name on, without the steps and
+// packages the error came through: "ecosystem/alias: flagshim: invalid
+// setting: flagos: no backend to route to: FLAGOS_BACKEND=..." reads
+// "invalid setting: FLAGOS_BACKEND=...". It matches what it wraps.
+type settingError struct{ err error }
+
+func (e settingError) Error() string { return settingMessage(e.err.Error()) }
+func (e settingError) Unwrap() error { return e.err }
+
+// settingMessage cuts msg to start at the first variable of
+// flagshim.Variables it names ("NAME="); a message naming none (a plugin's
+// own variable) keeps what follows its last "invalid setting: ".
+func settingMessage(msg string) string {
+	const head = "invalid setting: "
+	best := -1
+	for _, v := range flagshim.Variables() {
+		for from := 0; ; {
+			j := strings.Index(msg[from:], v.Name+"=")
+			if j < 0 {
+				break
+			}
+			j += from
+			if j == 0 || !isNameByte(msg[j-1]) {
+				if best < 0 || j < best {
+					best = j
+				}
+				break
+			}
+			from = j + 1
+		}
+	}
+	if best >= 0 {
+		return head + msg[best:]
+	}
+	if i := strings.LastIndex(msg, head); i >= 0 {
+		return msg[i:]
+	}
+	return msg
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -14,7 +15,11 @@ import (
 //	go build -ldflags "-X github.com/flagos-ai/flagshim/cli.Version=0.2.0" ./cmd/flagshim
 //
 // `flagshim version` prints it next to the module version Go recorded in the
-// binary (debug.ReadBuildInfo), which is "(devel)" when built from a checkout.
+// binary (debug.ReadBuildInfo), which is "(devel)" when built from a checkout,
+// and the commit where the build recorded one: go build in a git checkout
+// stamps it (vcs.revision, "+dirty" when the tree had changes; -buildvcs=false
+// leaves it out), and go install ...@<commit> records a pseudo-version that
+// carries it. go install ...@v0.2.0 records the version alone.
 var Version = "0.2.0-dev"
 
 // modulePath is flagshim's module, looked up in the build information.
@@ -69,11 +74,21 @@ func moduleVersion() string {
 			if setting(bi, "vcs.modified") == "true" {
 				rev += "+dirty"
 			}
-			s += ", commit " + rev
+			return s + ", commit " + rev
 		}
+	}
+	// go install ...@<commit> (or a go.mod requiring one) records a
+	// pseudo-version, which carries the commit.
+	if m := pseudoVersion.FindStringSubmatch(v); m != nil {
+		s += ", commit " + m[1]
 	}
 	return s
 }
+
+// pseudoVersion matches a Go pseudo-version (v0.0.0-20260101120000-
+// 0123456789ab, v0.2.1-0.20260101120000-0123456789ab, ...); its group is
+// the commit.
+var pseudoVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+-(?:[0-9A-Za-z.-]*\.)?\d{14}-([0-9a-f]{12})(?:\+[0-9A-Za-z.-]+)?$`)
 
 func setting(bi *debug.BuildInfo, key string) string {
 	for _, s := range bi.Settings {

@@ -30,6 +30,17 @@ func TestModuleVersion(t *testing.T) {
 			debug.BuildSetting{Key: "vcs.revision", Value: "0123456"},
 			debug.BuildSetting{Key: "vcs.modified", Value: "false"}),
 			"module github.com/flagos-ai/flagshim v0.2.1-0.20260101-0123456789ab, commit 0123456"},
+		{"go install @<commit>: a pseudo-version", main(modulePath, "v0.0.0-20260101120000-0123456789ab"),
+			"module github.com/flagos-ai/flagshim v0.0.0-20260101120000-0123456789ab, commit 0123456789ab"},
+		{"a pseudo-version after a tag", main(modulePath, "v0.2.1-0.20260101120000-0123456789ab+incompatible"),
+			"module github.com/flagos-ai/flagshim v0.2.1-0.20260101120000-0123456789ab+incompatible, commit 0123456789ab"},
+		{"a pre-release is no pseudo-version", main(modulePath, "v0.3.0-rc.1"), "module github.com/flagos-ai/flagshim v0.3.0-rc.1"},
+		{"a dependency at a commit", func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{
+				Main: debug.Module{Path: "example.com/acme", Version: "v1.0.0"},
+				Deps: []*debug.Module{{Path: modulePath, Version: "v0.0.0-20260101120000-0123456789ab"}},
+			}, true
+		}, "module github.com/flagos-ai/flagshim v0.0.0-20260101120000-0123456789ab, commit 0123456789ab"},
 		{"a dependency of another program", func() (*debug.BuildInfo, bool) {
 			return &debug.BuildInfo{
 				Main: debug.Module{Path: "example.com/acme", Version: "v1.0.0"},

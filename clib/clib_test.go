@@ -3,6 +3,7 @@ package clib
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/flagos-ai/flagshim/device"
@@ -200,3 +202,47 @@ func BenchmarkCallCode(b *testing.B) {
 
 // neg is -n as a C int argument.
 func neg(n int32) uintptr { return uintptr(uint32(-n)) }
+
+// With tracing off (the default), the hot calls allocate nothing: the one
+// atomic load of the tracer is all FLAGOS_TRACE costs them.
+func TestTraceOffAllocatesNothing(t *testing.T) {
+	_, s := openLibc(t)
+	SetTracer(nil)
+	args := []uintptr{neg(3)}
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { s.abs.CallList(args) }), "CallList")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { s.abs.CallThen(args, &s.getpid) }), "CallThen")
+}
+
+// BenchmarkTraceOff is what tracing adds to a call while it is off: the
+// atomic load of the tracer and the branch that CallList, CallCode and
+// CallThen start with (BenchmarkCallList measures the whole call). Eight
+// checks an iteration, so that the loop's own cost is spread: ns/check is
+// the figure.
+func BenchmarkTraceOff(b *testing.B) {
+	SetTracer(nil)
+	on := 0
+	for range b.N {
+		for range 8 {
+			if tracer.Load() != nil {
+				on++
+			}
+		}
+	}
+	if on != 0 {
+		b.Fatal("tracing is on")
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(8*b.N), "ns/check")
+}
+
+// BenchmarkCallListTraced is a traced call (FLAGOS_TRACE=1), to a logger
+// that writes nothing: the formatting and the clock.
+func BenchmarkCallListTraced(b *testing.B) {
+	_, s := openLibc(b)
+	SetTracer(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)))
+	b.Cleanup(func() { SetTracer(nil) })
+	args := []uintptr{0}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.abs.CallList(args)
+	}
+}

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/flagos-ai/flagshim/presence"
 )
 
 // withoutNodes applies Library.Nodes before the library is opened: when the
 // override variable is unset, the vendor names device nodes and none of
-// them is a character device here, the library is found and checked but
+// them is a character device here (each one missing, or something else
+// standing in its place), the library is found and checked but
 // not loaded, and the answer says why. ok is false when the library should
 // be opened as usual.
 func (b *Backend) withoutNodes() (ls *libState, ok bool) {
@@ -17,15 +18,15 @@ func (b *Backend) withoutNodes() (ls *libState, ok bool) {
 	if len(l.Nodes) == 0 || (l.EnvVar != "" && b.o.getenv(l.EnvVar) != "") {
 		return nil, false
 	}
+	var problems []string
 	for _, n := range l.Nodes {
-		if isCharDevice(n) {
+		problem := presence.NodeProblem(n)
+		if problem == "" {
 			return nil, false
 		}
+		problems = append(problems, n+" "+problem)
 	}
-	missing := l.Nodes[0] + " is not a character device"
-	if len(l.Nodes) > 1 {
-		missing = "none of " + strings.Join(l.Nodes, ", ") + " is a character device"
-	}
+	missing := strings.Join(problems, ", and ")
 	found := "no " + l.Name + " was found either"
 	path, attempts, err := b.find()
 	if err == nil {
@@ -37,11 +38,4 @@ func (b *Backend) withoutNodes() (ls *libState, ok bool) {
 		reason: fmt.Sprintf("%s: no device: %s here, so %s could only find none; %s (start the container with the device nodes, or set %s to load a library anyway)",
 			b.v.Type, missing, b.v.Symbols[OpInit][0], found, l.EnvVar),
 	}, true
-}
-
-// isCharDevice reports whether path is a character device, following
-// symlinks as the runtime's open() does.
-func isCharDevice(path string) bool {
-	var st unix.Stat_t
-	return unix.Stat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR
 }

@@ -1,6 +1,7 @@
 package presence
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path"
@@ -23,6 +24,28 @@ func (e *Env) IsCharDevice(p string) bool {
 		return false
 	}
 	return st.Mode&unix.S_IFMT == unix.S_IFCHR
+}
+
+// NodeProblem says what keeps p (under the root) from being a usable
+// device node: "is missing" (nothing there, or a dangling symlink), "is not
+// a character device" (a file or folder stands there), "cannot be read
+// (...)"; "" when it is a character device. For messages: "/dev/kfd is
+// missing here".
+func (e *Env) NodeProblem(p string) string { return NodeProblem(e.Path(p)) }
+
+// NodeProblem is Env.NodeProblem for an absolute path, without a root.
+func NodeProblem(path string) string {
+	var st unix.Stat_t
+	err := unix.Stat(path, &st)
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+		return "is missing"
+	case err != nil:
+		return "cannot be read (" + err.Error() + ")"
+	case st.Mode&unix.S_IFMT != unix.S_IFCHR:
+		return "is not a character device"
+	}
+	return ""
 }
 
 // Numbered lists the entries of dir (under the root) named prefix+N with N

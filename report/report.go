@@ -1,8 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/flagos-ai/flagshim/tier"
 
@@ -23,13 +27,18 @@ const SchemaVersion = 1
 // only ever added, and each one is documented in docs/json.md (a test
 // checks both ways).
 type Info struct {
-	SchemaVersion int        `json:"schema_version"`
-	Probe         tier.Tier  `json:"probe"`
-	Alias         Alias      `json:"alias"`
-	Backends      []Backend  `json:"backends"`
-	Probes        []Probe    `json:"probes"`
-	Phases        []Phase    `json:"phases"`
-	Env           []Variable `json:"env"`
+	SchemaVersion int       `json:"schema_version"`
+	Probe         tier.Tier `json:"probe"`
+	// ProbeSource says who chose Probe: "--probe" (the CLI's flag),
+	// "FLAGOS_PROBE" or "default" (the host's default tier). The CLI
+	// fills it in; Collect leaves it empty (omitted), since only the host
+	// knows whether it chose the tier itself.
+	ProbeSource string     `json:"probe_source,omitempty"`
+	Alias       Alias      `json:"alias"`
+	Backends    []Backend  `json:"backends"`
+	Probes      []Probe    `json:"probes"`
+	Phases      []Phase    `json:"phases"`
+	Env         []Variable `json:"env"`
 }
 
 // Alias is the cuda->flagos decision (alias.Decision).
@@ -141,7 +150,20 @@ type Options struct {
 	FreeMemory bool
 	// LookupEnv reads the variables reported (nil: os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Refer is the text that stands, in another answer, for a backend's
+	// reason that the backend itself gives whole (see Collect); nil is
+	// Pointer.
+	Refer func(device.Type) string
 }
+
+// Pointer is Options.Refer's default: "see backend cuda", that is the
+// reason of the element of backends whose type is cuda.
+func Pointer(t device.Type) string { return "see backend " + string(t) }
+
+// ReferMin is the length, in runes, above which a backend's reason is
+// given once, by the backend, and pointed to from everywhere else; shorter
+// ones read better where they are (and could match text by chance).
+const ReferMin = 48
 
 // Collect gathers the report of rep's Init from device.Default and
 // probe.Default.
@@ -189,12 +211,67 @@ func Collect(rep *flagshim.Report, o Options) Info {
 		}
 		s.Phases = append(s.Phases, p)
 	}
+	s.ReferOnce(o.Refer)
 	for _, x := range flagshim.Variables() {
 		// Empty counts as unset, as it does for every variable flagshim reads.
 		v, _ := lookupEnv(x.Name)
 		s.Env = append(s.Env, Variable{Name: x.Name, Value: v, Set: v != ""})
 	}
 	return s
+}
+
+// ReferOnce makes each fact appear once: a backend's reason is given whole
+// by that backend only, and every other text that quotes it (flagos's
+// reason, which carries the reason of each vendor it could not route to;
+// the alias's, which carries the cuda and flagos probes'; the probes'; the
+// drivers' extra facts) says refer(type) in its place. Without it, one
+// missing library's search was repeated up to eight times and the JSON of
+// a machine without accelerators was 17 KB, its alias.reason 1.5 KB. The
+// longest reasons are replaced first, so a reason that holds another is
+// replaced whole.
+//
+// Collect calls it; refer nil is Pointer.
+func (s *Info) ReferOnce(refer func(device.Type) string) {
+	if refer == nil {
+		refer = Pointer
+	}
+	var long []Backend
+	for _, be := range s.Backends {
+		if utf8.RuneCountInString(be.Reason) > ReferMin {
+			long = append(long, be)
+		}
+	}
+	if len(long) == 0 {
+		return
+	}
+	slices.SortStableFunc(long, func(a, b Backend) int { return cmp.Compare(len(b.Reason), len(a.Reason)) })
+	replacer := func(self device.Type) *strings.Replacer {
+		pairs := make([]string, 0, 2*len(long))
+		for _, be := range long {
+			if be.Type != self {
+				pairs = append(pairs, be.Reason, refer(be.Type))
+			}
+		}
+		return strings.NewReplacer(pairs...)
+	}
+	all := replacer("")
+	for i := range s.Backends {
+		be := &s.Backends[i]
+		if len(be.Extra) > 0 {
+			extra := make(map[string]string, len(be.Extra))
+			for k, v := range be.Extra {
+				extra[k] = all.Replace(v)
+			}
+			be.Extra = extra
+		}
+		be.Reason = replacer(be.Type).Replace(be.Reason)
+	}
+	for i := range s.Probes {
+		p := &s.Probes[i]
+		p.Live.Reason = all.Replace(p.Live.Reason)
+		p.Original.Reason = all.Replace(p.Original.Reason)
+	}
+	s.Alias.Reason = all.Replace(s.Alias.Reason)
 }
 
 func describeBackend(b device.Backend, memory bool) Backend {

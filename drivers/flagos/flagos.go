@@ -190,11 +190,11 @@ func (b *Backend) vendors() (map[device.Type]device.Backend, []string) {
 
 // unknownChoice is the error of a FLAGOS_BACKEND naming no registered backend.
 func unknownChoice(name device.Type, registered []string) error {
-	list := "none besides cpu and flagos"
+	accepted := "auto (no vendor backend is registered besides cpu and flagos)"
 	if len(registered) > 0 {
-		list = strings.Join(registered, ", ")
+		accepted = "auto, " + strings.Join(registered, ", ")
 	}
-	return unknownBackend{fmt.Errorf("%w: %s=%s names no registered backend (registered: %s)", ErrNoRoute, EnvVar, name, list)}
+	return unknownBackend{fmt.Errorf("%w: %s=%q names no registered backend; accepted values: %s", ErrNoRoute, EnvVar, string(name), accepted)}
 }
 
 // CheckChoice validates FLAGOS_BACKEND as Route would, without routing:

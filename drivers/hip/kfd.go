@@ -81,9 +81,9 @@ func KFD(e *presence.Env) (r presence.Report) {
 			break
 		}
 	}
-	if r.Total > 0 && !e.IsCharDevice("/dev/kfd") {
+	if problem := e.NodeProblem("/dev/kfd"); r.Total > 0 && problem != "" {
 		r.Err = fmt.Errorf("%w: %s", presence.ErrNoDeviceNode, e.Path("/dev/kfd"))
-		r.Reason = fmt.Sprintf("KFD lists %d GPU%s but %s is not a character device here: start the container with --device=/dev/kfd --device=/dev/dri", r.Total, presence.Plural(r.Total), e.Path("/dev/kfd"))
+		r.Reason = fmt.Sprintf("KFD lists %d GPU%s but %s %s here: start the container with --device=/dev/kfd --device=/dev/dri", r.Total, presence.Plural(r.Total), e.Path("/dev/kfd"), problem)
 		return r
 	}
 	devs, applied, err := visible(e)(all)

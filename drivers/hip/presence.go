@@ -26,9 +26,9 @@ var renderDrivers = []string{"amdgpu", "hydcu"}
 // sysfs driver (/sys/class/drm/renderDN/device/driver) is AMD's or Hygon's.
 func nodes(e *presence.Env) presence.Report {
 	const what = "/dev/dri/renderD* of amdgpu"
-	if !e.IsCharDevice("/dev/kfd") {
+	if problem := e.NodeProblem("/dev/kfd"); problem != "" {
 		r := presence.Report{Source: presence.SourceNodes}
-		r.Reason = fmt.Sprintf("%s is not a character device here: no AMD/Hygon GPU is usable (start the container with --device=/dev/kfd --device=/dev/dri)", e.Path("/dev/kfd"))
+		r.Reason = fmt.Sprintf("%s %s here: no AMD/Hygon GPU is usable (start the container with --device=/dev/kfd --device=/dev/dri)", e.Path("/dev/kfd"), problem)
 		return r
 	}
 	var devs []presence.Device

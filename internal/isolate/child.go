@@ -9,10 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers"
@@ -61,6 +65,7 @@ func Serve() {
 type request struct {
 	vendor device.Type
 	memory bool
+	trace  bool // send each C call as a "trace" line (FLAGOS_TRACE)
 }
 
 // readRequest reads and checks the request on fd 4: both descriptors must
@@ -80,10 +85,10 @@ func readRequest(token string) (request, bool) {
 		return request{}, false
 	}
 	fields := strings.Fields(line)
-	if len(fields) != 3 || subtle.ConstantTimeCompare([]byte(fields[0]), []byte(token)) != 1 {
+	if len(fields) < 3 || len(fields) > 4 || subtle.ConstantTimeCompare([]byte(fields[0]), []byte(token)) != 1 {
 		return request{}, false
 	}
-	return request{vendor: device.Type(fields[1]), memory: fields[2] == "memory"}, true
+	return request{vendor: device.Type(fields[1]), memory: fields[2] == "memory", trace: len(fields) == 4 && fields[3] == "trace"}, true
 }
 
 // isPipe reports whether fd is an open pipe.
@@ -105,7 +110,13 @@ func serveRequest(req request) int {
 		fmt.Fprintf(os.Stderr, "flagshim probe child: unknown vendor %q\n", req.vendor)
 		return 2
 	}
-	w := bufio.NewWriter(out)
+	w := &answer{w: bufio.NewWriter(out)}
+	if req.trace {
+		// Each C call the driver core makes here, as the parent's tracer
+		// would log it (clib.SetTracer), goes to the parent as a line.
+		enc := zapcore.NewJSONEncoder(zapcore.EncoderConfig{EncodeDuration: zapcore.NanosDurationEncoder, LineEnding: "\n"})
+		clib.SetTracer(zap.New(zapcore.NewCore(enc, zapcore.AddSync(traceWriter{w}), zapcore.InfoLevel)))
+	}
 	root := os.Getenv("FLAGOS_TEST_ROOT") // checked by the supervisor's Init: absolute or unset
 	if !filepath.IsAbs(root) {
 		root = ""
@@ -114,24 +125,48 @@ func serveRequest(req request) int {
 		driver.WithMakers(drivers.Makers()), driver.WithSysRoot(root),
 		driver.WithInitTimeout(1<<62), // the supervisor keeps the time
 		driver.WithStepHook(func(step string) {
-			fmt.Fprintf(w, "step %s\n", oneLine(step))
-			_ = w.Flush()
+			w.line("step " + oneLine(step) + "\n")
 		}))
 	f := b.ExactFacts(false)
 	if req.memory {
 		freeMemory(&f, v, root)
 	}
+	clib.SetTracer(nil)
 	line, err := json.Marshal(f)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "flagshim probe child: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(w, "facts %s\n", line)
-	if err := w.Flush(); err != nil {
+	if err := w.line("facts " + string(line) + "\n"); err != nil {
 		fmt.Fprintf(os.Stderr, "flagshim probe child: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// answer writes whole lines to the answer pipe, one at a time: the driver's
+// calls may be traced from more than one goroutine.
+type answer struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (a *answer) line(s string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, _ = a.w.WriteString(s)
+	return a.w.Flush()
+}
+
+// traceWriter makes each traced call (one JSON object and its newline, as
+// zap writes an entry) a "trace" line of the answer.
+type traceWriter struct{ a *answer }
+
+func (t traceWriter) Write(p []byte) (int, error) {
+	if err := t.a.line("trace " + oneLine(strings.TrimSuffix(string(p), "\n")) + "\n"); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // oneLine keeps a step on its line.

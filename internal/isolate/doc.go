@@ -21,12 +21,15 @@
 //
 // # The protocol
 //
-// The supervisor writes "<token> <vendor> <memory|nomemory>\n" to the
-// request pipe (fd 4) and closes it, then starts the child with the answer
-// pipe as fd 3 and its stderr on a pipe of its own. The child loads that
-// one vendor's driver exactly and writes, one line each, "step <C
+// The supervisor writes "<token> <vendor> <memory|nomemory>[ trace]\n" to
+// the request pipe (fd 4) and closes it, then starts the child with the
+// answer pipe as fd 3 and its stderr on a pipe of its own. The child loads
+// that one vendor's driver exactly and writes, one line each, "step <C
 // function>" before each call of the load, then "facts <JSON of
-// tier.Facts>", and exits. FLAGOS_PROBE_TIMEOUT bounds the whole exchange,
+// tier.Facts>", and exits. Asked to trace (FLAGOS_TRACE), it also writes
+// "trace <JSON>" for each C call it makes (library, function, arguments,
+// result, duration in ns, as clib's tracer logs them), which the
+// supervisor logs to Config.Trace with the child's vendor. FLAGOS_PROBE_TIMEOUT bounds the whole exchange,
 // whatever the child does with its pipes: past it the child is killed and
 // the vendor is "not available: timed out", naming the last step (where
 // its driver hung). A line longer than MaxLine, an unknown line, or facts

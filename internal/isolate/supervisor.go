@@ -51,6 +51,10 @@ type Config struct {
 	// Exe is the binary to start; "" is this very program (/proc/self/exe,
 	// else os.Executable). For tests.
 	Exe string
+	// Trace, when set, asks each child to trace the C calls it makes (as
+	// clib.SetTracer does in this process: FLAGOS_TRACE) and logs each
+	// one here, at info level, with the child's vendor.
+	Trace *zap.Logger
 }
 
 // Supervisor runs the children of one Init, at most once per vendor.
@@ -180,8 +184,12 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	if s.cfg.Memory {
 		memory = "memory"
 	}
+	trace := ""
+	if s.cfg.Trace != nil {
+		trace = " trace"
+	}
 	// The request is in the pipe before the child starts: it never waits.
-	if _, err := fmt.Fprintf(p.reqW, "%s %s %s\n", token, t, memory); err != nil {
+	if _, err := fmt.Fprintf(p.reqW, "%s %s %s%s\n", token, t, memory, trace); err != nil {
 		return tier.Facts{}, fmt.Errorf("%w: writing the request: %v", ErrStart, err)
 	}
 	p.reqW.Close()
@@ -216,7 +224,7 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	events := make(chan event, 16)
 	stop := make(chan struct{})
 	defer close(stop)
-	go readAnswer(p.ansR, events, stop)
+	go readAnswer(p.ansR, events, stop, s.traced(t))
 
 	kill := func() { _ = cmd.Process.Kill() }
 	deadline := time.NewTimer(s.cfg.Timeout)
@@ -272,9 +280,36 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	}
 }
 
+// tracedCall is one "trace" line of a child: what clib's tracer logs.
+type tracedCall struct {
+	Lib      string `json:"lib"`
+	Func     string `json:"func"`
+	Args     string `json:"args"`
+	Result   int    `json:"result"`
+	Duration int64  `json:"duration"` // ns
+}
+
+// traced is what readAnswer does with vendor t's "trace" lines: log each
+// call to the trace logger, as this process's own calls are logged.
+func (s *Supervisor) traced(t device.Type) func(string) error {
+	return func(line string) error {
+		if s.cfg.Trace == nil {
+			return fmt.Errorf("%w: a trace line, and no trace was asked", ErrProtocol)
+		}
+		var c tracedCall
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			return fmt.Errorf("%w: a trace line that is not JSON: %v", ErrProtocol, err)
+		}
+		s.cfg.Trace.Info("call", zap.String("lib", c.Lib), zap.String("func", c.Func), zap.String("args", c.Args),
+			zap.Int("result", c.Result), zap.Duration("duration", time.Duration(c.Duration)), zap.String("child", string(t)))
+		return nil
+	}
+}
+
 // readAnswer reads the child's lines until its facts, an error or the end,
-// and gives up when stop is closed (the supervisor has decided).
-func readAnswer(r io.Reader, events chan<- event, stop <-chan struct{}) {
+// and gives up when stop is closed (the supervisor has decided). trace
+// takes the text of each "trace" line.
+func readAnswer(r io.Reader, events chan<- event, stop <-chan struct{}, trace func(string) error) {
 	send := func(ev event) bool {
 		select {
 		case events <- ev:
@@ -298,6 +333,11 @@ func readAnswer(r io.Reader, events chan<- event, stop <-chan struct{}) {
 		switch kind {
 		case "step":
 			if !send(event{step: rest}) {
+				return
+			}
+		case "trace":
+			if err := trace(rest); err != nil {
+				send(event{err: err})
 				return
 			}
 		case "facts":

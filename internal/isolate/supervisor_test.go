@@ -73,6 +73,9 @@ func hostile(mode string) {
 	case "garbage":
 		fmt.Fprint(out, "hello supervisor\n")
 		time.Sleep(time.Hour)
+	case "trace-garbage": // a trace line that is not JSON
+		fmt.Fprint(out, "step cuInit\ntrace {nope\n")
+		time.Sleep(time.Hour)
 	case "crash-with-helper": // a helper keeps the pipes; then a crash
 		helper := exec.Command("sleep", "30")
 		helper.ExtraFiles = []*os.File{out}
@@ -122,6 +125,10 @@ func TestHostileChildren(t *testing.T) {
 		}},
 		{"garbage", 30 * time.Second, func(t *testing.T, f tier.Facts) {
 			assert.Contains(t, f.Result.Reason, `an unknown line "hello supervisor"`)
+		}},
+		{"trace-garbage", 30 * time.Second, func(t *testing.T, f tier.Facts) {
+			assert.Contains(t, f.Result.Reason, "broke its protocol in cuInit")
+			assert.Contains(t, f.Result.Reason, "a trace line, and no trace was asked")
 		}},
 		{"crash-with-helper", 30 * time.Second, func(t *testing.T, f tier.Facts) {
 			assert.Contains(t, f.Result.Reason, "the driver crashed in cuInit (signal 11: segmentation fault)")
