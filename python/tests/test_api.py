@@ -90,6 +90,24 @@ class TestMusaMachine(unittest.TestCase):
             {"cuda:1": "flagos:1", "cuda": "flagos", "musa:1": "musa:1", "cpu": "cpu", "alias": True, "probe_env": None},
         )
 
+    def test_inherited_probe_child_variable(self):
+        # The isolated tier's child role in a host's environment, as a host
+        # may inherit it (its parent's pid and a vendor, the old protocol's
+        # form, or a token): the library never acts as a probe child, so the
+        # host neither exits nor loses its answers.
+        for value in (f"{os.getpid()}:cuda", "0123456789abcdef0123456789abcdef"):
+            with self.subTest(value=value):
+                r = support.run(
+                    self,
+                    """
+                    import flagshim
+                    out({"cuda:1": flagshim.resolve("cuda:1"), "alias": flagshim.alias_active(),
+                         "count": flagshim.device_count()})
+                    """,
+                    {**self.env, "FLAGSHIM_PROBE_CHILD": value},
+                )
+                self.assertEqual(r["result"], {"cuda:1": "flagos:1", "alias": True, "count": 2}, r["stderr"])
+
     def check_keys(self, obj, schema, where):
         for key, typ in schema.items():
             self.assertIn(key, obj, f"{where} lacks {key!r} (docs/json.md)")
