@@ -8,6 +8,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/report"
 )
 
@@ -54,6 +55,7 @@ func writeExplain(w io.Writer, s report.Info) error {
 			b.WriteString(".\n")
 		case be.Available:
 			fmt.Fprintf(&b, "  %s is available with %d device(s)%s: %s.\n", be.Type, be.Devices, version(be), sentence(reason))
+			whose(&b, be)
 		default:
 			fmt.Fprintf(&b, "  %s is not available: %s.\n", be.Type, sentence(reason))
 		}
@@ -109,6 +111,27 @@ func writeExplain(w io.Writer, s report.Info) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// whose says whose runtime answered an available backend and the facts
+// that say so (report.Backend.Vendor, VendorFacts): what tells a
+// CUDA-compatible runtime for other silicon from NVIDIA's.
+func whose(b *strings.Builder, be report.Backend) {
+	if be.Vendor == "" {
+		return
+	}
+	facts := "no fact names it"
+	if len(be.VendorFacts) > 0 {
+		facts = strings.Join(be.VendorFacts, "; ")
+	}
+	switch {
+	case strings.HasPrefix(be.Vendor, driver.Unknown):
+		fmt.Fprintf(b, "    Whose runtime answers is %s: %s.\n", be.Vendor, facts)
+	case be.Vendor == "mixed":
+		fmt.Fprintf(b, "    Its devices are of more than one maker (mixed): %s.\n", facts)
+	default:
+		fmt.Fprintf(b, "    The runtime that answers is %s's: %s.\n", be.Vendor, facts)
+	}
 }
 
 // chosenBy says who chose the tier that answered (report.Info.ProbeSource).

@@ -40,14 +40,14 @@ func writeInfo(w io.Writer, s report.Info) error {
 	}
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDEVICES\tTIER\tDRIVER\tLIBRARY\tREASON")
+	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDEVICES\tVENDOR\tTIER\tDRIVER\tLIBRARY\tREASON")
 	for _, be := range s.Backends {
 		lib := orDash(be.Library)
 		if be.RoutesTo != "" {
 			lib = "-> " + string(be.RoutesTo)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", be.Type, yesNo(be.Available), be.Devices,
-			orDash(string(be.Tier)), orDash(be.DriverVersion), lib, brief(be.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", be.Type, yesNo(be.Available), be.Devices,
+			orDash(be.Vendor), orDash(string(be.Tier)), orDash(be.DriverVersion), lib, brief(be.Reason))
 	}
 	tw.Flush()
 

@@ -146,6 +146,9 @@ func TestREADMEWalkthroughs(t *testing.T) {
 		for i, b := range blocks {
 			outLines = append(outLines, lines[last:b.start]...)
 			now := walkthroughDirRE.ReplaceAllString(got[i], "/tmp/flagshim-walkthrough.XXXXXX")
+			if scrubWalkthrough(got[i]) == scrubWalkthrough(b.body) {
+				now = b.body // unchanged but for durations: keep the text, and the diff small
+			}
 			outLines = append(outLines, strings.Split(strings.TrimSuffix(now, "\n"), "\n")...)
 			last = b.end
 		}

@@ -39,6 +39,7 @@ var fakes = map[string]fake{
 	"cuda": {src: "driver/drivertest/testdata/fake_cufamily.c", soname: "libcuda.so.1"},
 	"musa": {src: "driver/drivertest/testdata/fake_cufamily.c", defines: []string{"-DFAKE_MU"}, soname: "libmusa.so.1"},
 	"hip":  {src: "drivers/hip/testdata/fake_libamdhip64.c", soname: "libamdhip64.so.6"},
+	"maca": {src: "drivers/maca/testdata/fake_libmcruntime.c", soname: "libmcruntime.so"},
 	// The management libraries of the presence tier (each vendor's testdata).
 	"nvml": {src: "drivers/cuda/testdata/fake_nvml.c", soname: "libnvidia-ml.so.1"},
 	"mtml": {src: "drivers/musa/testdata/fake_mtml.c", soname: "libmtml.so"},
@@ -64,7 +65,7 @@ func buildFakeAt(tb testing.TB, vendor, out string, defines ...string) {
 	dltest.BuildLib(tb, out, f.soname, []string{src}, append(flags, defines...)...)
 }
 
-// BuildFake builds the fake library of vendor ("cuda", "musa", "hip", or a
+// BuildFake builds the fake library of vendor ("cuda", "musa", "hip", "maca", or a
 // management library: "nvml", "mtml") into
 // dir, which must not be writable by others, under its real soname, and
 // returns its path. It skips the test, saying why, where no C compiler is

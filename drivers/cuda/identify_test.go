@@ -45,6 +45,10 @@ var identCases = []identCase{
 	{name: "corex_tree_alone", layout: "usr/local/corex/lib64", want: "Iluvatar CoreX", facts: "its path is Iluvatar CoreX's"},
 	{name: "ppu_by_name", layout: "lib", env: []string{"FAKE_CUDA_DEVICE_NAMES=PPU-ZW810E,PPU-ZW810E", "FAKE_CUDA_DRIVER_VERSION=13000"},
 		want: "T-Head PPU", facts: `named "PPU-ZW810E"`, presence: "unknown"},
+	// PPU's NVML look-alike names the devices as its libcuda does: the
+	// presence tier tells PPU by the same fact, nothing initialized.
+	{name: "ppu_nvml_lookalike", layout: "lib", env: []string{"FAKE_CUDA_DEVICE_NAMES=PPU-ZW810E,PPU-ZW810E", "FAKE_NVML_NAMES=PPU-ZW810E,PPU-ZW810E",
+		"FAKE_NVML_DRIVER=1.5.1-ppu"}, want: "T-Head PPU", facts: `named "PPU-ZW810E"`},
 	{name: "kunlunxin_file", layout: "xcudart/lib", realAs: "libxpucuda.so.515.58.kunlun", want: "Kunlunxin", facts: "libxpucuda.so.515.58.kunlun"},
 	{name: "another_family_silicon", layout: "lib", pci: []string{"0x1ed5", "0x1ed5"}, want: "Moore Threads", facts: "PCI vendor 0x1ed5 (Moore Threads)"},
 	{name: "unknown_pci", layout: "lib", pci: []string{"0x1234", "0x1234"}, want: "unknown (PCI vendor 0x1234)", facts: "which no registered vendor makes"},
