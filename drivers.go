@@ -63,7 +63,18 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 			}
 			return v, true
 		}
-		opts = append(opts, driver.WithPresence(presence.NewEnv(presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root))))
+		env := presence.NewEnv(presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root))
+		if s.iso == nil {
+			opts = append(opts, driver.WithPresence(env))
+			break
+		}
+		isolated := s.iso.Facts(v.Type) // WithIsolatedFallback
+		opts = append(opts, driver.WithFacts(func(b *driver.Backend) tier.Facts {
+			if f := b.PresenceFacts(env); f.Result.Available || b.FindLibrary().Err != nil {
+				return f // presence sees the devices, or there is no library for a child to open
+			}
+			return isolated(b)
+		}))
 	case tier.Isolated:
 		opts = append(opts, driver.WithFacts(s.iso.Facts(v.Type)))
 	}

@@ -57,6 +57,7 @@ type config struct {
 	probeAll   bool   // WithEveryProbe
 	freeMemory bool   // WithFreeMemory
 	oneCPU     bool   // WithOneCPU
+	isoBehind  bool   // WithIsolatedFallback
 	childExe   string // tests: the isolated tier's child binary
 }
 
@@ -74,6 +75,18 @@ func WithProbe(t tier.Tier) Option { return func(c *config) { c.tier = t } }
 // Go programs (the default), isolated for the CLI, presence for the C
 // library and Python, whose hosts fork.
 func WithDefaultProbe(t tier.Tier) Option { return func(c *config) { c.defTier = t } }
+
+// WithIsolatedFallback makes the presence tier ask the isolated tier about
+// a vendor whose driver library is there but whose presence sources found
+// no device (no management library and no device node answered): that
+// vendor's answer is then the driver's own, from a child process, instead
+// of "not available". Where presence can see, its answer stands, at the
+// management library's speed; where it cannot, the answer is still exact
+// and a crashing or hanging driver still costs only a child. For hosts
+// that want both (the CLI's list, compared with nvidia-smi -L). It changes
+// nothing outside the presence tier, nor where child processes are refused
+// (WithoutChildProcesses).
+func WithIsolatedFallback() Option { return func(c *config) { c.isoBehind = true } }
 
 // WithoutChildProcesses tells Init the process is not a Go program of its
 // own (the C shared library inside a Python or C++ host): the isolated
@@ -293,7 +306,7 @@ func (s *shim) run(ctx context.Context) error {
 		trace = s.traceLogger()
 		clib.SetTracer(trace) // before the drivers phase: cuInit is traced
 	}
-	if set.tier == tier.Isolated {
+	if set.tier == tier.Isolated || (set.tier == tier.Presence && s.cfg.isoBehind && !s.cfg.noChildren) {
 		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, Exe: s.cfg.childExe, Trace: trace})
 	} else if s.cfg.oneCPU && set.tier == tier.Exact {
 		cpu, err := onecpu.Pin()

@@ -65,8 +65,12 @@ type session struct {
 	// command's own --probe beats it.
 	probe string
 	// probeTier is the tier --probe chose; "" when none did (FLAGOS_PROBE
-	// or the CLI's default).
+	// or the command's default).
 	probeTier tier.Tier
+	// defaultTier is the command's own default tier where neither --probe
+	// nor FLAGOS_PROBE chooses: isolated, but presence backed by isolated
+	// children for list ("" is isolated).
+	defaultTier tier.Tier
 }
 
 func run(args []string, stdout *checkedWriter, stderr io.Writer) int {

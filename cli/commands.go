@@ -76,6 +76,13 @@ list exits 1 on a bad setting or when a device's properties cannot be read;
 a driver library that is absent or fails to load is not an error of list
 (` + "`flagshim explain`" + ` says why a backend is not available).
 
+Without --probe or FLAGOS_PROBE, list answers as nvidia-smi -L does, from
+the management libraries (NVML, MTML, ...) and device nodes: the presence
+tier, no driver initialized. A vendor whose library is there but whose
+management library and device nodes show nothing is asked in an isolated
+child instead, so its devices are still listed. --probe chooses one tier
+for every vendor.
+
 flags:
   --accelerators-only  the accelerators only; exit status ` + fmt.Sprint(exitNoDevice) + ` when there is none
   --json               one JSON object instead: "schema_version" and "devices",
@@ -221,8 +228,8 @@ func useProbe(s *session, c *command, name string) (code int, ok bool) {
 
 // probeHelp is the --probe paragraph of the commands that take it.
 const probeHelp = `  --probe TIER  where the vendor backends' answers come from: isolated
-                (each driver initialized in a child process; the default
-                here), presence (management libraries and device nodes,
+                (each driver initialized in a child process; the default,
+                but for list), presence (management libraries and device nodes,
                 no driver initialized) or exact (each driver initialized
                 in this process). It beats FLAGOS_PROBE.
 `
@@ -288,6 +295,9 @@ func (s *session) collect(rep *flagshim.Report, freeMemory bool, refer func(devi
 // (Init runs once per process: a program that called it before Run chose).
 func (s *session) probeSource(got tier.Tier) string {
 	want, src := tier.Isolated, "default"
+	if s.defaultTier != "" {
+		want = s.defaultTier
+	}
 	if s.probeTier != "" {
 		want, src = s.probeTier, "--probe"
 	} else if v, _ := lookupEnv(flagshim.EnvProbe); strings.TrimSpace(v) != "" {

@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/flagos-ai/flagshim"
 	"strings"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/report"
+	"github.com/flagos-ai/flagshim/tier"
 )
 
 // exitNoDevice is list --accelerators-only's status where no accelerator
@@ -41,7 +43,18 @@ type listOutput struct {
 // vendor backends' devices, then flagos's with the vendor device each one
 // routes to. With --accelerators-only, the vendor backends' devices alone,
 // and exitNoDevice when there is none.
+//
+// Its default tier is presence, as nvidia-smi -L's answers come from the
+// management library (NVML): a vendor whose library is there but whose
+// management library and device nodes show nothing is asked in an
+// isolated child instead (flagshim.WithIsolatedFallback), so list answers
+// at the management library's speed where it can and exactly where it
+// cannot, never initializing a driver in the CLI itself.
 func list(s *session, o listOptions) int {
+	if v, _ := lookupEnv(flagshim.EnvProbe); s.probeTier == "" && strings.TrimSpace(v) == "" {
+		s.defaultTier = tier.Presence
+		s.opts = append(s.opts, flagshim.WithDefaultProbe(tier.Presence), flagshim.WithIsolatedFallback())
+	}
 	s.showsEveryBackend()
 	if _, _, bad := s.initialise(); bad != nil {
 		return fail(s.stderr, bad)
