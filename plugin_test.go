@@ -26,6 +26,7 @@ import (
 // why, only where plugins cannot be built.
 func TestGoPlugin(t *testing.T) {
 	goTool, env := pluginToolchain(t)
+	t.Log("building a Go plugin and its host with go build (a few seconds: the linker)")
 	dir := t.TempDir()
 	plug := filepath.Join(dir, "plug.so")
 	host := filepath.Join(dir, "host")

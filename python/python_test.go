@@ -21,6 +21,7 @@ func TestPythonPackage(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash to run scripts/python-test.sh")
 	}
+	t.Log("the Python package's suite: building libflagshim.so (cgo), then about 70 scenarios, each a Python process, in two groups (the pip installs beside the rest); the longest group here, 20-30 s on 2 cores")
 	out, err := exec.Command(bash, "../scripts/python-test.sh").CombinedOutput()
 	if m := skipped.FindSubmatch(out); m != nil && err == nil {
 		t.Skipf("the Python suite did not run: %s", m[1])

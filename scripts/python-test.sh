@@ -40,4 +40,16 @@ export FLAGSHIM_LIBRARY=$tmp/libflagshim.so
 export FLAGSHIM_GO=$go
 export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
-"$py" -m unittest discover -s python/tests -t python/tests -v "$@"
+if [ $# -gt 0 ]; then
+	exec "$py" -m unittest discover -s python/tests -t python/tests -v "$@"
+fi
+# The pip install scenarios (test_install.py, about half the suite's time,
+# most of it pip's and the compiler's) run beside the rest: two processes,
+# each its own log, printed whole one after the other.
+"$py" -m unittest discover -s python/tests -t python/tests -v -p 'test_install.py' >"$tmp/install.log" 2>&1 &
+install=$!
+rc=0
+"$py" -m unittest discover -s python/tests -t python/tests -v -p 'test_[!i]*.py' >"$tmp/rest.log" 2>&1 || rc=$?
+wait "$install" || rc=$?
+cat "$tmp/rest.log" "$tmp/install.log"
+exit "$rc"

@@ -42,6 +42,10 @@ kunlunxin) src=drivers/kunlunxin/testdata/fake_libxpurt.c soname=libxpurt.so.1 d
 	;;
 esac
 shift
+# A flagshim binary already built from this checkout (the README drift test
+# builds one for every vendor's run); else the script builds it.
+prebuilt=${WALKTHROUGH_FLAGSHIM:-}
+unset WALKTHROUGH_FLAGSHIM
 for v in $(compgen -e); do
 	case $v in
 	FLAGOS_* | FLAGSHIM_* | FAKE_* | *_VISIBLE_DEVICES) unset "$v" ;;
@@ -57,7 +61,11 @@ chmod 700 "$dir"
 cc=$(cd "$root" && go env CC)
 ${cc:-cc} -shared -fPIC -Wl,-soname,$soname -I "$root/driver/drivertest/testdata" $defs \
 	-o "$dir/$soname" "$root/$src"
-(cd "$root" && go build -o "$dir/flagshim" ./cmd/flagshim)
+if [[ -n $prebuilt ]]; then
+	cp "$prebuilt" "$dir/flagshim"
+else
+	(cd "$root" && go build -o "$dir/flagshim" ./cmd/flagshim)
+fi
 # Every vendor's driver and management library, hidden; then the fake.
 for lib in CUDA:libcuda.so.1 MUSA:libmusa.so.1 HIP:libamdhip64.so.6 CNDRV:libcndrv.so \
 	ASCENDCL:libascendcl.so MCRUNTIME:libmcruntime.so TOPSRT:libtopsrt.so XPURT:libxpurt.so.1 \

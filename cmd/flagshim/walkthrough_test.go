@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -105,6 +106,7 @@ func TestREADMEWalkthroughs(t *testing.T) {
 	lines := strings.Split(string(raw), "\n")
 	blocks := readmeBlocks(t, lines)
 	require.NotEmpty(t, blocks, "README.md has walkthroughs")
+	t.Logf("%d README walkthrough blocks: the CLI built once, then scripts/walkthrough.sh per vendor, side by side", len(blocks))
 
 	// One run of the script per vendor, with every block's commands.
 	got := make([]string, len(blocks))
@@ -116,12 +118,34 @@ func TestREADMEWalkthroughs(t *testing.T) {
 		}
 		byVendor[b.vendor] = append(byVendor[b.vendor], i)
 	}
-	for _, v := range vendors {
-		var cmds []string
+	// The CLI built once for every vendor's run; the runs side by side.
+	bin := filepath.Join(t.TempDir(), "flagshim")
+	goCmd := "go"
+	if root := os.Getenv("GOROOT"); root != "" {
+		goCmd = filepath.Join(root, "bin", "go")
+	}
+	build := exec.Command(goCmd, "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "PATH="+goPath())
+	b, err := build.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/flagshim: %s", b)
+	outs := make([]string, len(vendors))
+	errs := make([]error, len(vendors))
+	cmdsOf := make([][]string, len(vendors))
+	var wg sync.WaitGroup
+	for k, v := range vendors {
 		for _, i := range byVendor[v] {
-			cmds = append(cmds, blocks[i].commands...)
+			cmdsOf[k] = append(cmdsOf[k], blocks[i].commands...)
 		}
-		segs := splitCommands(t, runWalkthrough(t, bash, v, cmds), cmds)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[k], errs[k] = runWalkthrough(bash, bin, v, cmdsOf[k])
+		}()
+	}
+	wg.Wait()
+	for k, v := range vendors {
+		require.NoError(t, errs[k])
+		segs := splitCommands(t, outs[k], cmdsOf[k])
 		for _, i := range byVendor[v] {
 			n := len(blocks[i].commands)
 			got[i], segs = strings.Join(segs[:n], ""), segs[n:]
@@ -159,31 +183,38 @@ func TestREADMEWalkthroughs(t *testing.T) {
 }
 
 // runWalkthrough runs scripts/walkthrough.sh VENDOR --console with the
-// commands, and returns what it printed.
-func runWalkthrough(t *testing.T, bash, vendor string, commands []string) string {
-	t.Helper()
+// commands and the CLI bin, and returns what it printed.
+func runWalkthrough(bash, bin, vendor string, commands []string) (string, error) {
 	script, err := filepath.Abs("../../scripts/walkthrough.sh")
-	require.NoError(t, err)
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.Command(bash, script, vendor, "--console")
 	var in strings.Builder
 	for _, c := range commands {
 		in.WriteString("$ " + c + "\n")
 	}
 	cmd.Stdin = strings.NewReader(in.String())
-	// The script finds go (the one running this test, through GOROOT, which
-	// go test sets) and the C compiler on PATH; its folder is made under
-	// /tmp, so that the paths (and the tables aligned on them) have the
-	// README's length.
+	// The script's folder is made under /tmp, so that the paths (and the
+	// tables aligned on them) have the README's length.
+	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "PATH="+goPath(), "WALKTHROUGH_FLAGSHIM="+bin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("scripts/walkthrough.sh %s --console: %w: %s", vendor, err, stderr.String())
+	}
+	return string(out), nil
+}
+
+// goPath is PATH with the go command running this test first (go test
+// sets GOROOT): the script and the build find that one.
+func goPath() string {
 	path := os.Getenv("PATH")
 	if root := os.Getenv("GOROOT"); root != "" {
 		path = filepath.Join(root, "bin") + string(os.PathListSeparator) + path
 	}
-	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "PATH="+path)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/walkthrough.sh %s --console: %s", vendor, stderr.String())
-	return string(out)
+	return path
 }
 
 // splitCommands cuts out into one piece per command, in order: each piece
