@@ -70,8 +70,9 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 		}
 		isolated := s.iso.Facts(v.Type) // WithIsolatedFallback
 		opts = append(opts, driver.WithFacts(func(b *driver.Backend) tier.Facts {
-			if f := b.PresenceFacts(env); f.Result.Available || b.FindLibrary().Err != nil {
-				return f // presence sees the devices, or there is no library for a child to open
+			f := b.PresenceFacts(env)
+			if lib := b.FindLibrary(); f.Result.Available || lib.Err != nil || lib.NoDevice != "" {
+				return f // presence sees the devices, or a child would find none: no library, or no device node
 			}
 			return isolated(b)
 		}))

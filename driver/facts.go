@@ -61,6 +61,11 @@ type LibraryInfo struct {
 	Attempts []device.Attempt
 	Err      error
 	Reason   string
+	// NoDevice says why the exact tier would not load a library that is
+	// found: the vendor's device nodes are missing here (Library.Nodes,
+	// the override variable unset), so its driver could only find no
+	// device. "" when it would load it.
+	NoDevice string
 }
 
 // LibraryInfo opens the library (once, shared with the exact load) and
@@ -79,6 +84,8 @@ func (b *Backend) FindLibrary() LibraryInfo {
 	info := LibraryInfo{Path: path, Attempts: attempts(as), Err: err}
 	if err != nil {
 		info.Reason = fmt.Sprintf("%s: %v", b.v.Type, err)
+	} else if skipped, ok := b.withoutNodes(); ok {
+		info.NoDevice = skipped.reason
 	}
 	return info
 }

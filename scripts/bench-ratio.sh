@@ -29,11 +29,11 @@ build)
 	mkdir -p .gpu
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl
 	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl
-	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/drivers_cuda.test ./drivers/cuda
-	CGO_ENABLED=0 go test -c -tags gpu -o .gpu/clib.test ./clib
+	CGO_ENABLED=0 go test -c -tags gpu -ldflags="-s -w" -o .gpu/drivers_cuda.test ./drivers/cuda
+	CGO_ENABLED=0 go test -c -tags gpu -ldflags="-s -w" -o .gpu/clib.test ./clib
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor-probe scripts/cfloor-probe.c -ldl -lpthread
-	CGO_ENABLED=0 go build -trimpath -o .gpu/flagshim ./cmd/flagshim
-	CGO_ENABLED=0 go build -trimpath -o .gpu/procsplit ./scripts/procsplit
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .gpu/flagshim ./cmd/flagshim
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .gpu/procsplit ./scripts/procsplit
 	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/clib.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit
 	;;
 paired)

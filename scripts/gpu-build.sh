@@ -24,7 +24,9 @@ for p in "${pkgs[@]}"; do
 	p=./${p#./}
 	name=$(echo "${p#./}" | tr / _)
 	case $name in "" | .) name=root ;; esac
-	if CGO_ENABLED=0 go test -c -tags gpu -o ".gpu/$name.test" "$p"; then
+	# -s -w: no symbol table or DWARF (panics still name functions: Go keeps
+	# its own line table), so that .gpu stays small enough to carry.
+	if CGO_ENABLED=0 go test -c -tags gpu -ldflags="-s -w" -o ".gpu/$name.test" "$p"; then
 		# gpu-run.sh runs each binary from its package's folder, as go test
 		# does: tests read their testdata and sources relative to it.
 		echo "${p#./}" >".gpu/$name.pkg"

@@ -25,7 +25,7 @@ cd "$root"
 case "${1:-}" in
 build)
 	mkdir -p .gpu
-	CGO_ENABLED=1 "${FLAGSHIM_GO:-go}" build -trimpath -buildmode=c-shared -o .gpu/libflagshim.so ./cmd/libflagshim
+	CGO_ENABLED=1 "${FLAGSHIM_GO:-go}" build -trimpath -ldflags="-s -w" -buildmode=c-shared -o .gpu/libflagshim.so ./cmd/libflagshim
 	rm -f .gpu/libflagshim.h
 	rm -rf .gpu/python
 	mkdir -p .gpu/python
