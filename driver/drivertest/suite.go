@@ -327,9 +327,14 @@ func (s *Suite) library() driver.Library {
 	return l
 }
 
-// New makes a backend for a child case, with extra options.
+// New makes a backend for a child case, with extra options. Its machine
+// has no sysfs (driver.WithSysRoot names a folder that does not exist), so
+// whose runtime answers rests on the fake's own facts wherever the kit
+// runs: on a machine with an NVIDIA GPU, sysfs would otherwise name the
+// fake's devices NVIDIA's.
 func (s *Suite) New(opts ...driver.Option) *driver.Backend {
-	return driver.New(s.Vendor, append([]driver.Option{driver.WithLibrary(s.library())}, opts...)...)
+	base := []driver.Option{driver.WithLibrary(s.library()), driver.WithSysRoot("/nonexistent/drivertest-machine")}
+	return driver.New(s.Vendor, append(base, opts...)...)
 }
 
 type fakeCase struct {
