@@ -26,6 +26,10 @@
 //     tests and FLAGOS_TEST_ROOT), the logger, and Env.Open, which opens a
 //     management library through the binding kit (clib) and says in the
 //     Report what was tried and which override to set;
+//   - Query, the flow of every handle-based management library written
+//     once (open, resolve the symbol table, init, the versions, the
+//     count, each device, shutdown, the visibility rules), run on a
+//     Management: the parts of one vendor's library that differ;
 //   - Nodes and NodesOf: counting a vendor's device nodes (a NodeSpec), the
 //     fallback where no management library answers: a node says a device
 //     is attached, not that its runtime works;

@@ -16,10 +16,7 @@ import (
 func (e *Env) Open(lib clib.Library, r *Report) *clib.Handle {
 	// The file the advice names is the library's own, whatever a test's
 	// search looks for instead.
-	file := lib.Name + ".so"
-	if len(lib.Sonames) > 0 {
-		file = lib.Sonames[0]
-	}
+	file := fileOf(lib)
 	if e.search != nil {
 		env := lib.EnvVar
 		e.search(&lib)
@@ -55,4 +52,13 @@ func (e *Env) Open(lib clib.Library, r *Report) *clib.Handle {
 		file, tried, lib.EnvVar, file)
 	e.log.Debug("presence: not found", zap.String("library", file), zap.String("tried", tried))
 	return nil
+}
+
+// fileOf is the library's file as advice names it: its first soname, else
+// its name's .so.
+func fileOf(lib clib.Library) string {
+	if len(lib.Sonames) > 0 {
+		return lib.Sonames[0]
+	}
+	return lib.Name + ".so"
 }

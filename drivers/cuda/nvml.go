@@ -31,10 +31,7 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
@@ -79,13 +76,6 @@ func (s *nvmlSyms) table() []clib.Sym {
 	}
 }
 
-// codes gives NVML's errors their names and nvmlErrorString's words.
-func (s *nvmlSyms) codes() *clib.Codes {
-	return &clib.Codes{Library: "NVML", Names: nvmlReturnNames, Message: func(code int) string {
-		return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
-	}}
-}
-
 type nvmlMemory struct{ total, free, used uint64 }
 
 type nvmlPciInfo struct {
@@ -101,123 +91,73 @@ type nvmlPciInfo struct {
 // nvmlShutdown before returning; it never initializes CUDA. A count above
 // device.MaxDevices is refused before anything is allocated for it. Safe
 // for concurrent use; keeps no state.
-func NVML(e *presence.Env) (r presence.Report) {
-	r.Source = SourceNVML
-	defer presence.Guard(&r)
-	lib := e.Open(nvmlLibrary, &r)
-	if lib == nil {
-		return r
-	}
+func NVML(e *presence.Env) presence.Report {
 	var s nvmlSyms
-	if err := lib.Resolve("NVML", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update the NVIDIA driver or point " + NVMLEnvVar + " at its libnvidia-ml.so.1"
-		return r
-	}
-	codes := s.codes()
+	c := &clib.Codes{Library: "NVML", Names: nvmlReturnNames, Message: presence.ErrorString(&s.errorString)}
+	return presence.Query(e, presence.Management{
+		Source: SourceNVML, Library: nvmlLibrary, Symbols: s.table(), Codes: c,
+		Ships:      "the NVIDIA driver",
+		Init:       func() error { return c.Check(s.init.Name(), s.init.CallCode()) },
+		InitReason: nvmlInitReason,
+		Shutdown:   func() error { return c.Check("nvmlShutdown", s.shutdown.CallCode()) },
+		Version:    func(r *presence.Report, note func(error) bool) { s.version(c, r, note) },
+		Count: func() (uint64, string, error) {
+			var n uint32
+			err := c.Check(s.count.Name(), s.count.CallCode(uintptr(unsafe.Pointer(&n))))
+			return uint64(n), s.count.Name(), err
+		},
+		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Visible: e.VisibleBy(VisibleDevicesEnv),
+		Runtime: "CUDA",
+	})
+}
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := codes.Check(s.init.Name(), s.init.CallCode()); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = nvmlInitReason(err.(*clib.Error))
-		e.Log().Debug("presence: nvml init failed", zap.Error(err))
-		return r
-	}
-	defer func() {
-		if err := codes.Check("nvmlShutdown", s.shutdown.CallCode()); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}()
-
+// version reads the driver's version and, where NVML tells it, the CUDA
+// driver API's.
+func (s *nvmlSyms) version(c *clib.Codes, r *presence.Report, note func(error) bool) {
 	var buf [96]byte
-	if err := codes.Check("nvmlSystemGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80)); err == nil {
+	if note(c.Check("nvmlSystemGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80))) {
 		r.DriverVersion = clib.CString(buf[:])
-	} else {
-		r.Notes = append(r.Notes, err.Error())
 	}
 	if s.cudaVersion.OK() {
 		var v int32
-		if err := codes.Check(s.cudaVersion.Name(), s.cudaVersion.CallCode(uintptr(unsafe.Pointer(&v)))); err == nil {
+		if note(c.Check(s.cudaVersion.Name(), s.cudaVersion.CallCode(uintptr(unsafe.Pointer(&v))))) {
 			r.CUDAVersion = int(v)
-		} else {
-			r.Notes = append(r.Notes, err.Error())
 		}
 	}
-
-	var n uint32
-	if err := codes.Check(s.count.Name(), s.count.CallCode(uintptr(unsafe.Pointer(&n)))); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-		r.Reason = err.Error()
-		return r
-	}
-	if !presence.CheckCount(&r, "NVML", s.count.Name(), uint64(n)) {
-		return r
-	}
-	all := make([]presence.Device, 0, n)
-	for i := range int(n) {
-		d, err := s.device(codes, i, &r.Notes)
-		if err != nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-			return r
-		}
-		all = append(all, d)
-	}
-	r.Total = len(all)
-	value, set := e.Lookup(VisibleDevicesEnv)
-	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
-	devs, err := presence.Visible(all, value, set)
-	if err != nil {
-		r.Err = err
-		r.Reason = fmt.Sprintf("NVML sees %d device%s, but %s cannot be resolved without CUDA: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
-		return r
-	}
-	r.Devices = devs
-	r.Reason = presence.CountReason("NVML", r.Total, len(devs), r.Visibility)
-	e.Log().Debug("presence: nvml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
-	return r
 }
 
-// device reads one device; only a missing handle is an error, the rest of
-// what does not answer becomes a note.
-func (s *nvmlSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
-	d := presence.Device{Index: i, SourceIndex: i}
+// device reads device i through its handle.
+func (s *nvmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(error) bool) error {
 	var h uintptr
-	if err := codes.Check(fmt.Sprintf("%s(%d)", s.handle.Name(), i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
-		return d, err
-	}
-	note := func(err error) bool {
-		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
-		}
-		return err == nil
+	if err := c.Check(fmt.Sprintf("%s(%d)", s.handle.Name(), i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return err
 	}
 	var buf [96]byte
-	if note(codes.Check("nvmlDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+	if note(c.Check("nvmlDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 		d.Name = clib.CString(buf[:])
 	}
 	buf = [96]byte{}
-	if note(codes.Check("nvmlDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+	if note(c.Check("nvmlDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 		d.UUID = clib.CString(buf[:])
 	}
 	var m nvmlMemory
-	if note(codes.Check("nvmlDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
+	if note(c.Check("nvmlDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
 		d.TotalMemory, d.FreeMemory = m.total, m.free
 	}
 	if s.computeCapability.OK() {
 		var major, minor int32
-		if note(codes.Check("nvmlDeviceGetCudaComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
+		if note(c.Check("nvmlDeviceGetCudaComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
 			d.Major, d.Minor = int(major), int(minor)
 		}
 	}
 	if s.pciV3.OK() {
 		var p nvmlPciInfo
-		if note(codes.Check("nvmlDeviceGetPciInfo_v3", s.pciV3.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
+		if note(c.Check("nvmlDeviceGetPciInfo_v3", s.pciV3.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
 			d.PCIBusID = clib.CString(p.busID[:])
 		}
 	}
-	return d, nil
+	return nil
 }
 
 // nvmlInitReason is the sentence for a failed nvmlInit: what it means for

@@ -31,10 +31,7 @@ package gcu
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
@@ -79,19 +76,14 @@ func (s *efmlSyms) table() []clib.Sym {
 	}
 }
 
-// codes gives EFML's errors their names and EfmlErrorString's words.
-func (s *efmlSyms) codes() *clib.Codes {
-	c := &clib.Codes{Library: "EFML", Names: efmlReturnNames}
-	if s.errorString.OK() {
-		c.Message = func(code int) string {
-			var buf [efmlBuf]byte
-			if s.errorString.CallCode(uintptr(uint32(int32(code))), uintptr(unsafe.Pointer(&buf[0]))) != efmlSuccess {
-				return ""
-			}
-			return clib.CString(buf[:])
-		}
+// message is EfmlErrorString's words for a code; "" where the library
+// lacks it or cannot say.
+func (s *efmlSyms) message(code int) string {
+	var buf [efmlBuf]byte
+	if !s.errorString.OK() || s.errorString.CallCode(uintptr(uint32(int32(code))), uintptr(unsafe.Pointer(&buf[0]))) != efmlSuccess {
+		return ""
 	}
-	return c
+	return clib.CString(buf[:])
 }
 
 type efmlDevMemInfo struct {
@@ -114,104 +106,58 @@ type efmlDeviceInfo struct {
 // initializes the TOPS runtime (topsInit). A count above device.MaxDevices
 // is refused before anything is allocated for it. Safe for concurrent use;
 // keeps no state.
-func EFML(e *presence.Env) (r presence.Report) {
-	r.Source = SourceEFML
-	defer presence.Guard(&r)
-	lib := e.Open(EFMLLibrary, &r)
-	if lib == nil {
-		return r
-	}
+func EFML(e *presence.Env) presence.Report {
 	var s efmlSyms
-	if err := lib.Resolve("EFML", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update the Enflame driver or point " + EFMLEnvVar + " at its libefml.so"
-		return r
-	}
-	codes := s.codes()
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := codes.Check("EfmlInit", s.init.CallCode(0)); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = efmlInitReason(err.(*clib.Error))
-		e.Log().Debug("presence: efml init failed", zap.Error(err))
-		return r
-	}
-	defer s.shutdown.Call() // void EfmlShutdown()
-
-	if s.driverVer.OK() {
-		var buf [efmlBuf]byte
-		if err := codes.Check("EfmlGetDriverVer", s.driverVer.CallCode(uintptr(unsafe.Pointer(&buf[0])))); err == nil {
-			r.DriverVersion = clib.CString(buf[:])
-		} else {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}
-
-	var n uint32
-	if err := codes.Check("EfmlGetDevCount", s.count.CallCode(uintptr(unsafe.Pointer(&n)))); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-		r.Reason = err.Error()
-		return r
-	}
-	if !presence.CheckCount(&r, "EFML", "EfmlGetDevCount", uint64(n)) {
-		return r
-	}
-	all := make([]presence.Device, 0, n)
-	for i := range int(n) {
-		all = append(all, s.device(codes, i, &r.Notes))
-	}
-	r.Total = len(all)
-	devs, applied, err := visible(e)(all)
-	r.Visibility = applied
-	if err != nil {
-		r.Err = err
-		r.Reason = fmt.Sprintf("EFML sees %d device%s, but %s cannot be resolved without the TOPS runtime: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
-		return r
-	}
-	r.Devices = devs
-	r.Reason = presence.CountReason("EFML", r.Total, len(devs), r.Visibility)
-	e.Log().Debug("presence: efml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
-	return r
+	c := &clib.Codes{Library: "EFML", Names: efmlReturnNames, Message: s.message}
+	return presence.Query(e, presence.Management{
+		Source: SourceEFML, Library: EFMLLibrary, Symbols: s.table(), Codes: c,
+		Ships:      "the Enflame driver",
+		Init:       func() error { return c.Check("EfmlInit", s.init.CallCode(0)) },
+		InitReason: efmlInitReason,
+		Shutdown:   func() error { s.shutdown.Call(); return nil }, // void EfmlShutdown()
+		Version: func(r *presence.Report, note func(error) bool) {
+			var buf [efmlBuf]byte
+			if s.driverVer.OK() && note(c.Check("EfmlGetDriverVer", s.driverVer.CallCode(uintptr(unsafe.Pointer(&buf[0]))))) {
+				r.DriverVersion = clib.CString(buf[:])
+			}
+		},
+		Count: func() (uint64, string, error) {
+			var n uint32
+			err := c.Check("EfmlGetDevCount", s.count.CallCode(uintptr(unsafe.Pointer(&n))))
+			return uint64(n), "EfmlGetDevCount", err
+		},
+		Device:  func(i int, d *presence.Device, note func(error) bool) error { s.device(c, i, d, note); return nil },
+		Visible: visible(e),
+		Runtime: "the TOPS runtime",
+	})
 }
 
-// device reads device i; what a function cannot say is noted.
-func (s *efmlSyms) device(codes *clib.Codes, i int, notes *[]string) presence.Device {
-	d := presence.Device{Index: i, SourceIndex: i}
+// device reads device i by its index (EFML has no handles); what a
+// function cannot say is noted.
+func (s *efmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(error) bool) {
 	idx := uintptr(uint32(i))
-	note := func(err error) bool {
-		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
-		}
-		return err == nil
-	}
 	var buf [efmlBuf]byte
-	if s.name.OK() && note(codes.Check("EfmlGetDevName", s.name.CallCode(idx, uintptr(unsafe.Pointer(&buf[0]))))) {
+	if s.name.OK() && note(c.Check("EfmlGetDevName", s.name.CallCode(idx, uintptr(unsafe.Pointer(&buf[0]))))) {
 		d.Name = clib.CString(buf[:])
 	}
 	buf = [efmlBuf]byte{}
-	if s.uuid.OK() && note(codes.Check("EfmlGetDevUuid", s.uuid.CallCode(idx, uintptr(unsafe.Pointer(&buf[0]))))) {
+	if s.uuid.OK() && note(c.Check("EfmlGetDevUuid", s.uuid.CallCode(idx, uintptr(unsafe.Pointer(&buf[0]))))) {
 		d.UUID = clib.CString(buf[:])
 	}
-	if s.pci.OK() {
-		var info efmlDeviceInfo
-		if note(codes.Check("EfmlGetDevInfo", s.pci.CallCode(idx, uintptr(unsafe.Pointer(&info))))) {
-			d.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", info.domainID, info.busID, info.devID, info.funcID)
-			if d.Name == "" {
-				d.Name = clib.CString(info.name[:])
-			}
+	var info efmlDeviceInfo
+	if s.pci.OK() && note(c.Check("EfmlGetDevInfo", s.pci.CallCode(idx, uintptr(unsafe.Pointer(&info))))) {
+		d.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", info.domainID, info.busID, info.devID, info.funcID)
+		if d.Name == "" {
+			d.Name = clib.CString(info.name[:])
 		}
 	}
-	if s.mem.OK() {
-		var m efmlDevMemInfo
-		if note(codes.Check("EfmlGetDevMem", s.mem.CallCode(idx, uintptr(unsafe.Pointer(&m))))) && m.memTotalSize > 0 {
-			d.TotalMemory = m.memTotalSize
-			if used := uint64(m.memUsed) << 20; used <= m.memTotalSize {
-				d.FreeMemory = m.memTotalSize - used
-			}
+	var m efmlDevMemInfo
+	if s.mem.OK() && note(c.Check("EfmlGetDevMem", s.mem.CallCode(idx, uintptr(unsafe.Pointer(&m))))) && m.memTotalSize > 0 {
+		d.TotalMemory = m.memTotalSize
+		if used := uint64(m.memUsed) << 20; used <= m.memTotalSize {
+			d.FreeMemory = m.memTotalSize - used
 		}
 	}
-	return d
 }
 
 func efmlInitReason(e *clib.Error) string {

@@ -38,10 +38,7 @@ package kunlunxin
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
@@ -85,13 +82,6 @@ func (s *xpumlSyms) table() []clib.Sym {
 	}
 }
 
-// codes gives XPUML's errors their names and xpumlErrorString's words.
-func (s *xpumlSyms) codes() *clib.Codes {
-	return &clib.Codes{Library: "XPUML", Names: xpumlReturnNames, Message: func(code int) string {
-		return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
-	}}
-}
-
 // xpumlMemory is xpumlMemory_t: 16 unsigned long long.
 type xpumlMemory struct {
 	pageSize, total, free, used uint64
@@ -130,121 +120,61 @@ var (
 // every device and calls xpumlShutdown before returning; it never loads
 // XRE. A count above device.MaxDevices is refused before anything is
 // allocated for it. Safe for concurrent use; keeps no state.
-func XPUML(e *presence.Env) (r presence.Report) {
-	r.Source = SourceXPUML
-	defer presence.Guard(&r)
-	lib := e.Open(XPUMLLibrary, &r)
-	if lib == nil {
-		return r
-	}
+func XPUML(e *presence.Env) presence.Report {
 	var s xpumlSyms
-	if err := lib.Resolve("XPUML", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update XRE or point " + XPUMLEnvVar + " at its libxpuml.so.1"
-		return r
-	}
-	codes := s.codes()
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := codes.Check("xpumlInit", s.init.CallCode()); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = xpumlInitReason(err.(*clib.Error))
-		e.Log().Debug("presence: xpuml init failed", zap.Error(err))
-		return r
-	}
-	defer func() {
-		if err := codes.Check("xpumlShutdown", s.shutdown.CallCode()); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}()
-
-	if s.driver.OK() {
-		var buf [96]byte
-		if err := codes.Check("xpumlSystemGetDriverVersion", s.driver.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80)); err == nil {
-			r.DriverVersion = clib.CString(buf[:])
-		} else {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}
-
-	var n uint32
-	if err := codes.Check("xpumlDeviceGetCount", s.count.CallCode(uintptr(unsafe.Pointer(&n)))); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-		r.Reason = err.Error()
-		return r
-	}
-	if !presence.CheckCount(&r, "XPUML", "xpumlDeviceGetCount", uint64(n)) {
-		return r
-	}
-	all := make([]presence.Device, 0, n)
-	for i := range int(n) {
-		d, err := s.device(codes, i, &r.Notes)
-		if err != nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-			return r
-		}
-		all = append(all, d)
-	}
-	r.Total = len(all)
-	devs, applied, err := visible(e)(all)
-	r.Visibility = applied
-	if err != nil {
-		r.Err = err
-		r.Reason = fmt.Sprintf("XPUML sees %d device%s, but %s cannot be resolved without XRE: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
-		return r
-	}
-	r.Devices = devs
-	r.Reason = presence.CountReason("XPUML", r.Total, len(devs), r.Visibility)
-	e.Log().Debug("presence: xpuml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
-	return r
+	c := &clib.Codes{Library: "XPUML", Names: xpumlReturnNames, Message: presence.ErrorString(&s.errorString)}
+	return presence.Query(e, presence.Management{
+		Source: SourceXPUML, Library: XPUMLLibrary, Symbols: s.table(), Codes: c,
+		Ships:      "XRE",
+		Init:       func() error { return c.Check("xpumlInit", s.init.CallCode()) },
+		InitReason: xpumlInitReason,
+		Shutdown:   func() error { return c.Check("xpumlShutdown", s.shutdown.CallCode()) },
+		Version: func(r *presence.Report, note func(error) bool) {
+			var buf [96]byte
+			if s.driver.OK() && note(c.Check("xpumlSystemGetDriverVersion", s.driver.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80))) {
+				r.DriverVersion = clib.CString(buf[:])
+			}
+		},
+		Count: func() (uint64, string, error) {
+			var n uint32
+			err := c.Check("xpumlDeviceGetCount", s.count.CallCode(uintptr(unsafe.Pointer(&n))))
+			return uint64(n), "xpumlDeviceGetCount", err
+		},
+		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Visible: visible(e),
+		Runtime: "XRE",
+	})
 }
 
-// device reads one device; only a missing handle is an error, the rest of
-// what does not answer becomes a note.
-func (s *xpumlSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
-	d := presence.Device{Index: i, SourceIndex: i}
+// device reads device i through its handle: its name (from the model where
+// XPUML cannot name it), its generation, memory and PCI bus id.
+func (s *xpumlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(error) bool) error {
 	var h uintptr
-	if err := codes.Check(fmt.Sprintf("xpumlDeviceGetHandleByIndex(%d)", i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
-		return d, err
+	if err := c.Check(fmt.Sprintf("xpumlDeviceGetHandleByIndex(%d)", i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return err
 	}
-	note := func(err error) bool {
-		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
+	var buf [96]byte
+	if s.name.OK() && note(c.Check("xpumlDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+		d.Name = clib.CString(buf[:])
+	}
+	var a xpumlAttributes
+	if s.attributes.OK() && note(c.Check("xpumlDeviceGetAttributes", s.attributes.CallCode(h, uintptr(unsafe.Pointer(&a))))) {
+		if d.Name == "" && a.modelID >= 0 {
+			d.Name = ModelName(uint64(a.modelID))
 		}
-		return err == nil
-	}
-	if s.name.OK() {
-		var buf [96]byte
-		if note(codes.Check("xpumlDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
-			d.Name = clib.CString(buf[:])
-		}
-	}
-	if s.attributes.OK() {
-		var a xpumlAttributes
-		if note(codes.Check("xpumlDeviceGetAttributes", s.attributes.CallCode(h, uintptr(unsafe.Pointer(&a))))) {
-			if d.Name == "" && a.modelID >= 0 {
-				d.Name = ModelName(uint64(a.modelID))
-			}
-			if a.archID >= 1 && a.archID <= 3 { // XPUML_DEVICE_ARCH_KL1..KL3: the exact tier's generation
-				d.Major = int(a.archID)
-			}
+		if a.archID >= 1 && a.archID <= 3 { // XPUML_DEVICE_ARCH_KL1..KL3: the exact tier's generation
+			d.Major = int(a.archID)
 		}
 	}
-	if s.memory.OK() {
-		var m xpumlMemory
-		if note(codes.Check("xpumlDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
-			d.TotalMemory, d.FreeMemory = m.total, m.free
-		}
+	var m xpumlMemory
+	if s.memory.OK() && note(c.Check("xpumlDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
+		d.TotalMemory, d.FreeMemory = m.total, m.free
 	}
-	if s.pci.OK() {
-		var p xpumlPciInfo
-		if note(codes.Check("xpumlDeviceGetPciInfo", s.pci.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
-			d.PCIBusID = clib.CString(p.busID[:])
-		}
+	var p xpumlPciInfo
+	if s.pci.OK() && note(c.Check("xpumlDeviceGetPciInfo", s.pci.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
+		d.PCIBusID = clib.CString(p.busID[:])
 	}
-	return d, nil
+	return nil
 }
 
 // xpumlInitReason is the sentence for a failed xpumlInit: what it means for

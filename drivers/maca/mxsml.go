@@ -44,10 +44,7 @@ package maca
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
@@ -91,13 +88,6 @@ func (s *mxsmlSyms) table() []clib.Sym {
 	}
 }
 
-// codes gives MXSML's errors their names and mxSmlExErrorString's words.
-func (s *mxsmlSyms) codes() *clib.Codes {
-	return &clib.Codes{Library: "MXSML", Names: mxsmlReturnNames, Message: func(code int) string {
-		return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
-	}}
-}
-
 // mxsmlMemory is mxSmlExMemory_t; see the disputed order above.
 type mxsmlMemory struct{ first, second, used uint64 }
 
@@ -114,125 +104,63 @@ type mxsmlPciInfo struct {
 // returning; it never loads the MACA runtime. A count above
 // device.MaxDevices is refused before anything is allocated for it. Safe
 // for concurrent use; keeps no state.
-func MXSML(e *presence.Env) (r presence.Report) {
-	r.Source = SourceMXSML
-	defer presence.Guard(&r)
-	lib := e.Open(MXSMLLibrary, &r)
-	if lib == nil {
-		return r
-	}
+func MXSML(e *presence.Env) presence.Report {
 	var s mxsmlSyms
-	if err := lib.Resolve("MXSML", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update the MetaX driver or point " + MXSMLEnvVar + " at its libmxsml.so"
-		return r
-	}
-	codes := s.codes()
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := codes.Check("mxSmlExInit", s.init.CallCode()); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = mxsmlInitReason(err.(*clib.Error))
-		e.Log().Debug("presence: mxsml init failed", zap.Error(err))
-		return r
-	}
-	defer func() {
-		if err := codes.Check("mxSmlExShutdown", s.shutdown.CallCode()); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}()
-
-	if s.driverVersion.OK() {
-		var buf [96]byte
-		if err := codes.Check("mxSmlExSystemGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80)); err == nil {
-			r.DriverVersion = clib.CString(buf[:])
-		} else {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}
-
-	var n uint32
-	if err := codes.Check("mxSmlExDeviceGetCount", s.count.CallCode(uintptr(unsafe.Pointer(&n)))); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-		r.Reason = err.Error()
-		return r
-	}
-	if !presence.CheckCount(&r, "MXSML", "mxSmlExDeviceGetCount", uint64(n)) {
-		return r
-	}
-	all := make([]presence.Device, 0, n)
-	for i := range int(n) {
-		d, err := s.device(codes, i, &r.Notes)
-		if err != nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-			return r
-		}
-		all = append(all, d)
-	}
-	r.Total = len(all)
-	devs, applied, err := visible(e)(all)
-	r.Visibility = applied
-	if err != nil {
-		r.Err = err
-		r.Reason = fmt.Sprintf("MXSML sees %d device%s, but %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), err)
-		return r
-	}
-	r.Devices = devs
-	r.Reason = presence.CountReason("MXSML", r.Total, len(devs), r.Visibility)
-	e.Log().Debug("presence: mxsml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
-	return r
+	c := &clib.Codes{Library: "MXSML", Names: mxsmlReturnNames, Message: presence.ErrorString(&s.errorString)}
+	return presence.Query(e, presence.Management{
+		Source: SourceMXSML, Library: MXSMLLibrary, Symbols: s.table(), Codes: c,
+		Ships:      "the MetaX driver",
+		Init:       func() error { return c.Check("mxSmlExInit", s.init.CallCode()) },
+		InitReason: mxsmlInitReason,
+		Shutdown:   func() error { return c.Check("mxSmlExShutdown", s.shutdown.CallCode()) },
+		Version: func(r *presence.Report, note func(error) bool) {
+			var buf [96]byte
+			if s.driverVersion.OK() && note(c.Check("mxSmlExSystemGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), 80))) {
+				r.DriverVersion = clib.CString(buf[:])
+			}
+		},
+		Count: func() (uint64, string, error) {
+			var n uint32
+			err := c.Check("mxSmlExDeviceGetCount", s.count.CallCode(uintptr(unsafe.Pointer(&n))))
+			return uint64(n), "mxSmlExDeviceGetCount", err
+		},
+		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Visible: visible(e), // its errors name the variable
+	})
 }
 
-// device reads one device; only a missing handle is an error, the rest of
-// what does not answer becomes a note.
-func (s *mxsmlSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
-	d := presence.Device{Index: i, SourceIndex: i}
+// device reads device i through its handle; memory that is not free, total
+// and used in either order is noted and left unknown.
+func (s *mxsmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(error) bool) error {
 	var h uintptr // mxSmlExDevice_t: one pointer
-	if err := codes.Check(fmt.Sprintf("mxSmlExGetDeviceHandleByIndex(%d)", i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
-		return d, err
-	}
-	note := func(err error) bool {
-		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
-		}
-		return err == nil
+	if err := c.Check(fmt.Sprintf("mxSmlExGetDeviceHandleByIndex(%d)", i), s.handle.CallCode(uintptr(i), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return err
 	}
 	var buf [96]byte
-	if note(codes.Check("mxSmlExDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+	if note(c.Check("mxSmlExDeviceGetName", s.name.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 		d.Name = clib.CString(buf[:])
 	}
-	if s.uuid.OK() {
-		buf = [96]byte{}
-		if note(codes.Check("mxSmlExDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
-			d.UUID = clib.CString(buf[:])
+	buf = [96]byte{}
+	if s.uuid.OK() && note(c.Check("mxSmlExDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+		d.UUID = clib.CString(buf[:])
+	}
+	var m mxsmlMemory
+	if s.memory.OK() && note(c.Check("mxSmlExDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
+		var ok bool
+		if d.TotalMemory, d.FreeMemory, ok = m.read(); !ok {
+			note(fmt.Errorf("mxSmlExDeviceGetMemoryInfo answered {%d, %d, %d}, which is not free, total and used in either order MetaX's sources give: memory left unknown",
+				m.first, m.second, m.used))
 		}
 	}
-	if s.memory.OK() {
-		var m mxsmlMemory
-		if note(codes.Check("mxSmlExDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
-			if total, free, ok := m.read(); ok {
-				d.TotalMemory, d.FreeMemory = total, free
-			} else {
-				*notes = append(*notes, fmt.Sprintf("device %d: mxSmlExDeviceGetMemoryInfo answered {%d, %d, %d}, which is not free, total and used in either order MetaX's sources give: memory left unknown",
-					i, m.first, m.second, m.used))
-			}
-		}
+	var p mxsmlPciInfo
+	if s.pci.OK() && note(c.Check("mxSmlExDeviceGetPciInfo", s.pci.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
+		d.PCIBusID = clib.CString(p.busID[:])
 	}
-	if s.pci.OK() {
-		var p mxsmlPciInfo
-		if note(codes.Check("mxSmlExDeviceGetPciInfo", s.pci.CallCode(h, uintptr(unsafe.Pointer(&p))))) {
-			d.PCIBusID = clib.CString(p.busID[:])
-		}
+	var major, minor int32
+	if s.computeCapability.OK() && note(c.Check("mxSmlExDeviceGetComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
+		d.Major, d.Minor = int(major), int(minor)
 	}
-	if s.computeCapability.OK() {
-		var major, minor int32
-		if note(codes.Check("mxSmlExDeviceGetComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
-			d.Major, d.Minor = int(major), int(minor)
-		}
-	}
-	return d, nil
+	return nil
 }
 
 // read returns the total and free memory of an mxSmlExMemory_t whose first

@@ -35,10 +35,7 @@ package mlu
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
@@ -87,17 +84,6 @@ func (s *cndevSyms) table() []clib.Sym {
 	}
 }
 
-// codes gives CNDev's errors their names and cndevGetErrorString's words.
-func (s *cndevSyms) codes() *clib.Codes {
-	c := &clib.Codes{Library: "CNDev", Names: cndevRetNames}
-	if s.errorString.OK() {
-		c.Message = func(code int) string {
-			return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
-		}
-	}
-	return c
-}
-
 type cndevCardInfo struct {
 	version int32
 	number  uint32
@@ -130,99 +116,50 @@ type cndevPCIeInfoV2 struct {
 // initializes CNDrv (cnInit). A count above device.MaxDevices is refused
 // before anything is allocated for it. Safe for concurrent use; keeps no
 // state.
-func CNDev(e *presence.Env) (r presence.Report) {
-	r.Source = SourceCNDev
-	defer presence.Guard(&r)
-	lib := e.Open(CNDevLibrary, &r)
-	if lib == nil {
-		return r
-	}
+func CNDev(e *presence.Env) presence.Report {
 	var s cndevSyms
-	if err := lib.Resolve("CNDev", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update the Cambricon driver or point " + CNDevEnvVar + " at its libcndev.so"
-		return r
-	}
-	codes := s.codes()
+	c := &clib.Codes{Library: "CNDev", Names: cndevRetNames, Message: presence.ErrorString(&s.errorString)}
+	return presence.Query(e, presence.Management{
+		Source: SourceCNDev, Library: CNDevLibrary, Symbols: s.table(), Codes: c,
+		Ships:      "the Cambricon driver",
+		Init:       func() error { return c.Check("cndevInit", s.init.CallCode(0)) },
+		InitReason: cndevInitReason,
+		Shutdown:   func() error { return c.Check("cndevRelease", s.release.CallCode()) },
+		Version:    func(r *presence.Report, note func(error) bool) { r.DriverVersion = s.version(c, note) },
+		Count: func() (uint64, string, error) {
+			info := cndevCardInfo{version: cndevVersion6}
+			err := c.Check("cndevGetDeviceCount", s.count.CallCode(uintptr(unsafe.Pointer(&info))))
+			return uint64(info.number), "cndevGetDeviceCount", err
+		},
+		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Visible: e.VisibleBy(VisibleDevicesEnv),
+		Runtime: "CNDrv",
+	})
+}
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := codes.Check("cndevInit", s.init.CallCode(0)); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = cndevInitReason(err.(*clib.Error))
-		e.Log().Debug("presence: cndev init failed", zap.Error(err))
-		return r
+// version is the driver's "major.minor.build"; "" unknown.
+func (s *cndevSyms) version(c *clib.Codes, note func(error) bool) string {
+	var major, minor, build uint32
+	if !s.driverVersion.OK() || !note(c.Check("cndevGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&major)),
+		uintptr(unsafe.Pointer(&minor)), uintptr(unsafe.Pointer(&build))))) {
+		return ""
 	}
-	defer func() {
-		if err := codes.Check("cndevRelease", s.release.CallCode()); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}()
-
-	if s.driverVersion.OK() {
-		var major, minor, build uint32
-		if err := codes.Check("cndevGetDriverVersion", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&major)),
-			uintptr(unsafe.Pointer(&minor)), uintptr(unsafe.Pointer(&build)))); err == nil {
-			r.DriverVersion = fmt.Sprintf("%d.%d.%d", major, minor, build)
-		} else {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}
-
-	info := cndevCardInfo{version: cndevVersion6}
-	if err := codes.Check("cndevGetDeviceCount", s.count.CallCode(uintptr(unsafe.Pointer(&info)))); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-		r.Reason = err.Error()
-		return r
-	}
-	if !presence.CheckCount(&r, "CNDev", "cndevGetDeviceCount", uint64(info.number)) {
-		return r
-	}
-	all := make([]presence.Device, 0, info.number)
-	for i := range int(info.number) {
-		d, err := s.device(codes, i, &r.Notes)
-		if err != nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-			return r
-		}
-		all = append(all, d)
-	}
-	r.Total = len(all)
-	value, set := e.Lookup(VisibleDevicesEnv)
-	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
-	devs, err := presence.Visible(all, value, set)
-	if err != nil {
-		r.Err = err
-		r.Reason = fmt.Sprintf("CNDev sees %d device%s, but %s cannot be resolved without CNDrv: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
-		return r
-	}
-	r.Devices = devs
-	r.Reason = presence.CountReason("CNDev", r.Total, len(devs), r.Visibility)
-	e.Log().Debug("presence: cndev", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
-	return r
+	return fmt.Sprintf("%d.%d.%d", major, minor, build)
 }
 
 // device reads device i; what an optional function cannot say is noted.
-func (s *cndevSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.Device, error) {
-	d := presence.Device{Index: i, SourceIndex: i}
+func (s *cndevSyms) device(c *clib.Codes, i int, d *presence.Device, note func(error) bool) error {
 	var h int32
-	if err := codes.Check(fmt.Sprintf("cndevGetDeviceHandleByIndex(%d)", i), s.handle.CallCode(uintptr(uint32(int32(i))), uintptr(unsafe.Pointer(&h)))); err != nil {
-		return d, err
+	if err := c.Check(fmt.Sprintf("cndevGetDeviceHandleByIndex(%d)", i), s.handle.CallCode(uintptr(uint32(int32(i))), uintptr(unsafe.Pointer(&h)))); err != nil {
+		return err
 	}
 	dev := uintptr(uint32(h))
-	note := func(err error) bool {
-		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
-		}
-		return err == nil
-	}
 	if s.name.OK() {
 		d.Name = clib.GoString(s.name.Call(dev), 256)
 	}
 	if s.uuid.OK() {
 		u := cndevUUID{version: cndevVersion6}
-		if note(codes.Check("cndevGetUUID", s.uuid.CallCode(uintptr(unsafe.Pointer(&u)), dev))) {
+		if note(c.Check("cndevGetUUID", s.uuid.CallCode(uintptr(unsafe.Pointer(&u)), dev))) {
 			if id := clib.CString(u.uuid[:]); id != "" {
 				d.UUID = "MLU-" + id
 			}
@@ -230,20 +167,20 @@ func (s *cndevSyms) device(codes *clib.Codes, i int, notes *[]string) (presence.
 	}
 	if s.pci.OK() {
 		var p cndevPCIeInfoV2
-		if note(codes.Check("cndevGetPCIeInfoV2", s.pci.CallCode(uintptr(unsafe.Pointer(&p)), dev))) {
+		if note(c.Check("cndevGetPCIeInfoV2", s.pci.CallCode(uintptr(unsafe.Pointer(&p)), dev))) {
 			d.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", p.domain, p.bus, p.device, p.function)
 		}
 	}
 	if s.memory.OK() {
 		var m cndevMemoryInfoV2
-		if note(codes.Check("cndevGetMemoryUsageV2", s.memory.CallCode(uintptr(unsafe.Pointer(&m)), dev))) && m.physicalMemoryTotal > 0 {
+		if note(c.Check("cndevGetMemoryUsageV2", s.memory.CallCode(uintptr(unsafe.Pointer(&m)), dev))) && m.physicalMemoryTotal > 0 {
 			d.TotalMemory = uint64(m.physicalMemoryTotal) << 20
 			if used := m.physicalMemoryUsed; used >= 0 && used <= m.physicalMemoryTotal {
 				d.FreeMemory = uint64(m.physicalMemoryTotal-used) << 20
 			}
 		}
 	}
-	return d, nil
+	return nil
 }
 
 func cndevInitReason(e *clib.Error) string {

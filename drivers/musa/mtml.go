@@ -45,10 +45,7 @@ package musa
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
@@ -94,17 +91,6 @@ func (s *mtmlSyms) table() []clib.Sym {
 	}
 }
 
-// codes gives MTML's errors their names and mtmlErrorString's words.
-func (s *mtmlSyms) codes() *clib.Codes {
-	c := &clib.Codes{Library: "MTML", Names: mtmlReturnNames}
-	if s.errorString.OK() {
-		c.Message = func(code int) string {
-			return clib.GoString(s.errorString.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
-		}
-	}
-	return c
-}
-
 // mtmlPciInfo is MtmlPciInfo: sbdf[32], six unsigned, two float, four
 // unsigned, int rsvd[6].
 type mtmlPciInfo struct {
@@ -121,136 +107,96 @@ const mtmlMPCParent = 1
 // calls mtmlLibraryShutDown before returning; it never initializes MUSA
 // (muInit). A count above device.MaxDevices is refused before anything is
 // allocated for it. Safe for concurrent use; keeps no state.
-func MTML(e *presence.Env) (r presence.Report) {
-	r.Source = SourceMTML
-	defer presence.Guard(&r)
-	lib := e.Open(mtmlLibrary, &r)
-	if lib == nil {
-		return r
-	}
+func MTML(e *presence.Env) presence.Report {
 	var s mtmlSyms
-	if err := lib.Resolve("MTML", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update the Moore Threads driver or point " + MTMLEnvVar + " at its libmtml.so"
-		return r
-	}
-	codes := s.codes()
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var h uintptr
-	if code := s.init.CallCode(uintptr(unsafe.Pointer(&h))); code != mtmlSuccess || h == 0 {
-		err := codes.Err("mtmlLibraryInit", code)
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = mtmlInitReason(err)
-		e.Log().Debug("presence: mtml init failed", zap.Error(err))
-		return r
-	}
-	defer func() {
-		if err := codes.Check("mtmlLibraryShutDown", s.shutdown.CallCode(h)); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		}
-	}()
-
-	if s.initSystem.OK() && s.driverVersion.OK() {
-		var sys uintptr
-		var buf [128]byte
-		if err := codes.Check("mtmlLibraryInitSystem", s.initSystem.CallCode(h, uintptr(unsafe.Pointer(&sys)))); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		} else if err := codes.Check("mtmlSystemGetDriverVersion", s.driverVersion.CallCode(sys, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		} else {
-			r.DriverVersion = clib.CString(buf[:])
-		}
-	}
-
-	var n uint32
-	if err := codes.Check("mtmlLibraryCountDevice", s.count.CallCode(h, uintptr(unsafe.Pointer(&n)))); err != nil {
-		r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-		r.Reason = err.Error()
-		return r
-	}
-	if !presence.CheckCount(&r, "MTML", "mtmlLibraryCountDevice", uint64(n)) {
-		return r
-	}
-	all := make([]presence.Device, 0, n)
-	for i := range int(n) {
-		d, parent, err := s.device(codes, h, i, &r.Notes)
-		if err != nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-			return r
-		}
-		if parent {
-			r.Notes = append(r.Notes, fmt.Sprintf("device %d is an MPC parent (the control device of its MPC instances): not counted", i))
-			continue
-		}
-		d.Index = len(all)
-		all = append(all, d)
-	}
-	r.Total = len(all)
-	value, set := e.Lookup(VisibleDevicesEnv)
-	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
-	devs, err := presence.Visible(all, value, set)
-	if err != nil {
-		r.Err = err
-		r.Reason = fmt.Sprintf("MTML sees %d device%s, but %s cannot be resolved without MUSA: %v; use FLAGOS_PROBE=isolated", r.Total, presence.Plural(r.Total), r.Visibility, err)
-		return r
-	}
-	r.Devices = devs
-	r.Reason = presence.CountReason("MTML", r.Total, len(devs), r.Visibility)
-	e.Log().Debug("presence: mtml", zap.Int("total", r.Total), zap.Int("visible", len(devs)))
-	return r
+	var h uintptr // the MtmlLibrary mtmlLibraryInit gives
+	c := &clib.Codes{Library: "MTML", Names: mtmlReturnNames, Message: presence.ErrorString(&s.errorString)}
+	return presence.Query(e, presence.Management{
+		Source: SourceMTML, Library: mtmlLibrary, Symbols: s.table(), Codes: c,
+		Ships: "the Moore Threads driver",
+		Init: func() error {
+			if code := s.init.CallCode(uintptr(unsafe.Pointer(&h))); code != mtmlSuccess || h == 0 {
+				return c.Err("mtmlLibraryInit", code)
+			}
+			return nil
+		},
+		InitReason: mtmlInitReason,
+		Shutdown:   func() error { return c.Check("mtmlLibraryShutDown", s.shutdown.CallCode(h)) },
+		Version:    func(r *presence.Report, note func(error) bool) { r.DriverVersion = s.version(c, h, note) },
+		Count: func() (uint64, string, error) {
+			var n uint32
+			err := c.Check("mtmlLibraryCountDevice", s.count.CallCode(h, uintptr(unsafe.Pointer(&n))))
+			return uint64(n), "mtmlLibraryCountDevice", err
+		},
+		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, h, i, d, note) },
+		Visible: e.VisibleBy(VisibleDevicesEnv),
+		Runtime: "MUSA",
+	})
 }
 
-// device reads one device; parent reports an MPC parent.
-func (s *mtmlSyms) device(codes *clib.Codes, h uintptr, i int, notes *[]string) (d presence.Device, parent bool, err error) {
-	d = presence.Device{Index: i, SourceIndex: i}
+// version is the driver's version, through the MtmlSystem; "" unknown.
+func (s *mtmlSyms) version(c *clib.Codes, h uintptr, note func(error) bool) string {
+	if !s.initSystem.OK() || !s.driverVersion.OK() {
+		return ""
+	}
+	var sys uintptr
+	var buf [128]byte
+	if !note(c.Check("mtmlLibraryInitSystem", s.initSystem.CallCode(h, uintptr(unsafe.Pointer(&sys))))) ||
+		!note(c.Check("mtmlSystemGetDriverVersion", s.driverVersion.CallCode(sys, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+		return ""
+	}
+	return clib.CString(buf[:])
+}
+
+// device reads device i; an MPC parent is read, then skipped.
+func (s *mtmlSyms) device(c *clib.Codes, h uintptr, i int, d *presence.Device, note func(error) bool) error {
 	var dev uintptr
 	if code := s.byIndex.CallCode(h, uintptr(uint32(i)), uintptr(unsafe.Pointer(&dev))); code != mtmlSuccess || dev == 0 {
-		return d, false, codes.Err(fmt.Sprintf("mtmlLibraryInitDeviceByIndex(%d)", i), code)
+		return c.Err(fmt.Sprintf("mtmlLibraryInitDeviceByIndex(%d)", i), code)
 	}
-	note := func(err error) bool {
-		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("device %d: %v", i, err))
-		}
-		return err == nil
-	}
+	parent := false
 	if s.property.OK() {
 		var prop [2]uint32
-		if note(codes.Check("mtmlDeviceGetProperty", s.property.CallCode(dev, uintptr(unsafe.Pointer(&prop[0]))))) {
+		if note(c.Check("mtmlDeviceGetProperty", s.property.CallCode(dev, uintptr(unsafe.Pointer(&prop[0]))))) {
 			parent = (prop[0]>>5)&7 == mtmlMPCParent
 		}
 	}
 	var buf [64]byte
-	if note(codes.Check("mtmlDeviceGetName", s.name.CallCode(dev, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+	if note(c.Check("mtmlDeviceGetName", s.name.CallCode(dev, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 		d.Name = clib.CString(buf[:])
 	}
 	buf = [64]byte{}
-	if note(codes.Check("mtmlDeviceGetUUID", s.uuid.CallCode(dev, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+	if note(c.Check("mtmlDeviceGetUUID", s.uuid.CallCode(dev, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 		d.UUID = clib.CString(buf[:])
 	}
 	if s.pci.OK() {
 		var p mtmlPciInfo
-		if note(codes.Check("mtmlDeviceGetPciInfo", s.pci.CallCode(dev, uintptr(unsafe.Pointer(&p))))) {
+		if note(c.Check("mtmlDeviceGetPciInfo", s.pci.CallCode(dev, uintptr(unsafe.Pointer(&p))))) {
 			d.PCIBusID = clib.CString(p.sbdf[:])
 		}
 	}
-	if s.initMemory.OK() && s.memTotal.OK() {
-		var mem uintptr
-		var total, used uint64
-		if !note(codes.Check("mtmlDeviceInitMemory", s.initMemory.CallCode(dev, uintptr(unsafe.Pointer(&mem))))) {
-			return d, parent, nil
-		}
-		if !note(codes.Check("mtmlMemoryGetTotal", s.memTotal.CallCode(mem, uintptr(unsafe.Pointer(&total))))) {
-			return d, parent, nil
-		}
-		d.TotalMemory = total
-		if s.memUsed.OK() && note(codes.Check("mtmlMemoryGetUsed", s.memUsed.CallCode(mem, uintptr(unsafe.Pointer(&used))))) && used <= total {
-			d.FreeMemory = total - used
-		}
+	d.TotalMemory, d.FreeMemory = s.memory(c, dev, note)
+	if parent {
+		return presence.Skip{Why: "an MPC parent (the control device of its MPC instances)"}
 	}
-	return d, parent, nil
+	return nil
+}
+
+// memory is the device's total and free memory in bytes; 0 unknown.
+func (s *mtmlSyms) memory(c *clib.Codes, dev uintptr, note func(error) bool) (total, free uint64) {
+	if !s.initMemory.OK() || !s.memTotal.OK() {
+		return 0, 0
+	}
+	var mem uintptr
+	if !note(c.Check("mtmlDeviceInitMemory", s.initMemory.CallCode(dev, uintptr(unsafe.Pointer(&mem))))) ||
+		!note(c.Check("mtmlMemoryGetTotal", s.memTotal.CallCode(mem, uintptr(unsafe.Pointer(&total))))) {
+		return 0, 0
+	}
+	var used uint64
+	if s.memUsed.OK() && note(c.Check("mtmlMemoryGetUsed", s.memUsed.CallCode(mem, uintptr(unsafe.Pointer(&used))))) && used <= total {
+		free = total - used
+	}
+	return total, free
 }
 
 func mtmlInitReason(e *clib.Error) string {

@@ -33,8 +33,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"go.uber.org/zap"
-
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/presence"
@@ -122,106 +120,73 @@ type dcmiDev struct{ card, dev int32 }
 // overrides the search) and calls dcmi_init; it never loads AscendCL. Every
 // count is refused above device.MaxDevices before anything is allocated or
 // asked for it. Safe for concurrent use; keeps no state.
-func DCMI(e *presence.Env) (r presence.Report) {
-	r.Source = SourceDCMI
-	defer presence.Guard(&r)
-	lib := e.Open(DCMILibrary, &r)
-	if lib == nil {
-		return r
-	}
+func DCMI(e *presence.Env) presence.Report {
 	var s dcmiSyms
-	if err := lib.Resolve("DCMI", s.table()); err != nil {
-		r.Err = err
-		r.Reason = err.Error() + "; update the Ascend driver or point " + DCMIEnvVar + " at its libdcmi.so"
-		return r
+	var devs []dcmiDev // every (card, device) pair, once counted
+	var visNote string // what ASCEND_RT_VISIBLE_DEVICES did, where a user may not expect it
+	c := &clib.Codes{Library: "DCMI", Names: dcmiNames}
+	r := presence.Query(e, presence.Management{
+		Source: SourceDCMI, Library: DCMILibrary, Symbols: s.table(), Codes: c,
+		Ships:      "the Ascend driver",
+		Init:       func() error { return c.Check("dcmi_init", s.init.CallCode()) },
+		InitReason: dcmiInitReason,
+		// No shutdown: DCMI has none.
+		Version: func(r *presence.Report, note func(error) bool) {
+			var buf [64]byte
+			if s.driverVersion.OK() && note(c.Check("dcmi_get_driver_version", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+				r.DriverVersion = clib.CString(buf[:])
+			}
+		},
+		Count: func() (n uint64, fn string, err error) {
+			devs, n, fn, err = s.list(c)
+			return n, fn, err
+		},
+		Device:     func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, devs[i], d, note) },
+		DeviceName: func(i int) string { return fmt.Sprintf("card %d device %d", devs[i].card, devs[i].dev) },
+		Visible: func(all []presence.Device) ([]presence.Device, string, error) {
+			// The runtime numbers its devices by logic id.
+			sorted := slices.Clone(all)
+			slices.SortStableFunc(sorted, func(a, b presence.Device) int { return cmp.Compare(a.SourceIndex, b.SourceIndex) })
+			sorted = presence.Renumber(sorted)
+			value, set := e.Lookup(VisibleDevicesEnv)
+			if set {
+				sorted, visNote = presence.VisibleAscendRT(sorted, value)
+			}
+			return sorted, presence.Visibility(VisibleDevicesEnv, value, set), nil
+		},
+	})
+	if visNote != "" && r.Err == nil {
+		r.Notes = append(r.Notes, VisibleDevicesEnv+": "+visNote)
+		r.Reason += "; " + visNote
 	}
-	codes := &clib.Codes{Library: "DCMI", Names: dcmiNames}
-	if code := s.init.CallCode(); code != dcmiOK {
-		err := codes.Err("dcmi_init", code)
-		r.Err = fmt.Errorf("%w: %w", presence.ErrInit, err)
-		r.Reason = dcmiInitReason(err)
-		e.Log().Debug("presence: dcmi init failed", zap.Error(err))
-		return r
-	}
-	if s.driverVersion.OK() {
-		var buf [64]byte
-		if err := codes.Check("dcmi_get_driver_version", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))); err != nil {
-			r.Notes = append(r.Notes, err.Error())
-		} else {
-			r.DriverVersion = clib.CString(buf[:])
-		}
-	}
-	devs, err := s.list(codes, &r)
-	if err != nil || r.Err != nil {
-		if r.Err == nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-		}
-		return r
-	}
-	all := make([]presence.Device, 0, len(devs))
-	logic := make([]int32, 0, len(devs))
-	for _, d := range devs {
-		dv, id, err := s.device(codes, d, &r.Notes)
-		if err != nil {
-			r.Err = fmt.Errorf("%w: %w", presence.ErrQuery, err)
-			r.Reason = err.Error()
-			return r
-		}
-		all, logic = append(all, dv), append(logic, id)
-	}
-	// The runtime numbers its devices by logic id.
-	order := make([]int, len(all))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(logic[a], logic[b]) })
-	sorted := make([]presence.Device, len(all))
-	for i, k := range order {
-		sorted[i] = all[k]
-		sorted[i].Index = i
-	}
-	r.Total = len(sorted)
-	value, set := e.Lookup(VisibleDevicesEnv)
-	r.Visibility = presence.Visibility(VisibleDevicesEnv, value, set)
-	r.Devices = sorted
-	note := ""
-	if set {
-		r.Devices, note = presence.VisibleAscendRT(sorted, value)
-	}
-	r.Reason = presence.CountReason("DCMI", r.Total, len(r.Devices), r.Visibility)
-	if note != "" {
-		r.Notes = append(r.Notes, VisibleDevicesEnv+": "+note)
-		r.Reason += "; " + note
-	}
-	e.Log().Debug("presence: dcmi", zap.Int("total", r.Total), zap.Int("visible", len(r.Devices)))
 	return r
 }
 
-// list is every (card, device) pair DCMI knows, after the card count, each
-// card's device count and their sum are bounded (a refused count fills r
-// and returns no error).
-func (s *dcmiSyms) list(codes *clib.Codes, r *presence.Report) ([]dcmiDev, error) {
+// list is every (card, device) pair DCMI knows and their count. The card
+// count, each card's device count and their sum are bounded: a count above
+// device.MaxDevices is returned with the function that reported it, and no
+// list, for Query to refuse.
+func (s *dcmiSyms) list(c *clib.Codes) ([]dcmiDev, uint64, string, error) {
 	var cards [device.MaxDevices]int32
 	var ncards int32
 	fn := s.cardList.Name()
-	if err := codes.Check(fn, s.cardList.CallCode(uintptr(unsafe.Pointer(&ncards)), uintptr(unsafe.Pointer(&cards[0])), uintptr(len(cards)))); err != nil {
-		return nil, err
+	if err := c.Check(fn, s.cardList.CallCode(uintptr(unsafe.Pointer(&ncards)), uintptr(unsafe.Pointer(&cards[0])), uintptr(len(cards)))); err != nil {
+		return nil, 0, fn, err
 	}
 	// An int count: a negative one is read as the unsigned number it is
 	// (-1 is 4294967295), so that it is refused as too many.
-	if !presence.CheckCount(r, "DCMI", fn, uint64(uint32(ncards))) {
-		return nil, nil
+	if n := uint64(uint32(ncards)); n > device.MaxDevices {
+		return nil, n, fn, nil
 	}
 	counts := make([]int32, ncards)
 	total := uint64(0)
 	for i, card := range cards[:ncards] {
-		if err := codes.Check(fmt.Sprintf("dcmi_get_device_num_in_card(%d)", card), s.devNum.CallCode(uintptr(card), uintptr(unsafe.Pointer(&counts[i])))); err != nil {
-			return nil, err
+		if err := c.Check(fmt.Sprintf("dcmi_get_device_num_in_card(%d)", card), s.devNum.CallCode(uintptr(card), uintptr(unsafe.Pointer(&counts[i])))); err != nil {
+			return nil, 0, fn, err
 		}
 		total += uint64(uint32(counts[i]))
-		if !presence.CheckCount(r, "DCMI", "dcmi_get_device_num_in_card", total) {
-			return nil, nil
+		if total > device.MaxDevices {
+			return nil, total, "dcmi_get_device_num_in_card", nil
 		}
 	}
 	out := make([]dcmiDev, 0, total)
@@ -230,51 +195,40 @@ func (s *dcmiSyms) list(codes *clib.Codes, r *presence.Report) ([]dcmiDev, error
 			out = append(out, dcmiDev{card: card, dev: dev})
 		}
 	}
-	return out, nil
+	return out, total, fn, nil
 }
 
-// device reads one NPU: its logic id (required) and what DCMI tells of it
-// (each optional; a failure is a note).
-func (s *dcmiSyms) device(codes *clib.Codes, d dcmiDev, notes *[]string) (presence.Device, int32, error) {
+// device reads one NPU: its logic id (required), which the runtime numbers
+// it by, and what DCMI tells of it (each optional; a failure is a note).
+func (s *dcmiSyms) device(c *clib.Codes, d dcmiDev, out *presence.Device, note func(error) bool) error {
 	var logic int32
-	if err := codes.Check(fmt.Sprintf("dcmi_get_device_logic_id(card %d, device %d)", d.card, d.dev),
+	if err := c.Check(fmt.Sprintf("dcmi_get_device_logic_id(card %d, device %d)", d.card, d.dev),
 		s.logicID.CallCode(uintptr(unsafe.Pointer(&logic)), uintptr(d.card), uintptr(d.dev))); err != nil {
-		return presence.Device{}, 0, err
+		return err
 	}
-	out := presence.Device{SourceIndex: int(logic)}
-	note := func(fn string, code int) bool {
-		if err := codes.Check(fn, code); err != nil {
-			*notes = append(*notes, fmt.Sprintf("card %d device %d: %v", d.card, d.dev, err))
-			return false
-		}
-		return true
-	}
+	out.SourceIndex = int(logic)
 	card, dev := uintptr(d.card), uintptr(d.dev)
-	if s.chipInfo.OK() {
-		var ci dcmiChipInfo
-		if note("dcmi_get_device_chip_info", s.chipInfo.CallCode(card, dev, uintptr(unsafe.Pointer(&ci)))) {
-			out.Name = chipName(clib.CString(ci.chipType[:]), clib.CString(ci.chipName[:]))
-		}
+	var ci dcmiChipInfo
+	if s.chipInfo.OK() && note(c.Check("dcmi_get_device_chip_info", s.chipInfo.CallCode(card, dev, uintptr(unsafe.Pointer(&ci))))) {
+		out.Name = chipName(clib.CString(ci.chipType[:]), clib.CString(ci.chipName[:]))
 	}
-	out.TotalMemory, out.FreeMemory = s.memoryOf(codes, d, notes)
-	if s.pcie.OK() {
-		var p dcmiPCIeInfoAll
-		if note("dcmi_get_device_pcie_info_v2", s.pcie.CallCode(card, dev, uintptr(unsafe.Pointer(&p)))) {
-			out.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", uint32(p.domain), p.bdfBusID, p.bdfDeviceID, p.bdfFuncID)
-		}
+	out.TotalMemory, out.FreeMemory = s.memoryOf(c, d, note)
+	var p dcmiPCIeInfoAll
+	if s.pcie.OK() && note(c.Check("dcmi_get_device_pcie_info_v2", s.pcie.CallCode(card, dev, uintptr(unsafe.Pointer(&p))))) {
+		out.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", uint32(p.domain), p.bdfBusID, p.bdfDeviceID, p.bdfFuncID)
 	}
-	return out, logic, nil
+	return nil
 }
 
 // memoryOf is the NPU's memory in bytes: HBM where the chip has it, else
 // its DDR; a note when neither answers.
-func (s *dcmiSyms) memoryOf(codes *clib.Codes, d dcmiDev, notes *[]string) (total, free uint64) {
+func (s *dcmiSyms) memoryOf(c *clib.Codes, d dcmiDev, note func(error) bool) (total, free uint64) {
 	const mb = 1 << 20
 	card, dev := uintptr(d.card), uintptr(d.dev)
 	var why []string
 	if s.hbm.OK() {
 		var h dcmiHBMInfo
-		err := codes.Check("dcmi_get_device_hbm_info", s.hbm.CallCode(card, dev, uintptr(unsafe.Pointer(&h))))
+		err := c.Check("dcmi_get_device_hbm_info", s.hbm.CallCode(card, dev, uintptr(unsafe.Pointer(&h))))
 		if err == nil && h.memorySize > 0 {
 			if h.memoryUsage <= h.memorySize {
 				free = (h.memorySize - h.memoryUsage) * mb
@@ -287,7 +241,7 @@ func (s *dcmiSyms) memoryOf(codes *clib.Codes, d dcmiDev, notes *[]string) (tota
 	}
 	if s.memory.OK() {
 		var m dcmiMemoryInfo
-		err := codes.Check("dcmi_get_device_memory_info_v3", s.memory.CallCode(card, dev, uintptr(unsafe.Pointer(&m))))
+		err := c.Check("dcmi_get_device_memory_info_v3", s.memory.CallCode(card, dev, uintptr(unsafe.Pointer(&m))))
 		if err == nil && m.memorySize > 0 {
 			if m.memoryAvailable <= m.memorySize {
 				free = m.memoryAvailable * mb
@@ -299,7 +253,7 @@ func (s *dcmiSyms) memoryOf(codes *clib.Codes, d dcmiDev, notes *[]string) (tota
 		}
 	}
 	if len(why) > 0 {
-		*notes = append(*notes, fmt.Sprintf("card %d device %d: memory unknown: %s", d.card, d.dev, strings.Join(why, "; ")))
+		note(fmt.Errorf("memory unknown: %s", strings.Join(why, "; ")))
 	}
 	return 0, 0
 }

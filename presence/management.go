@@ -1,0 +1,216 @@
+package presence
+
+// The management-library kit: the flow every handle-based management
+// library (NVML's shape: init, count, a handle per index, shutdown) is read
+// with, written once. A vendor package gives a Management, the parts that
+// differ (its library, its symbol table beside the header it comes from,
+// its codes, how it reads one device), and Query does the rest.
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/clib"
+)
+
+// Management is one vendor's management library as the presence tier reads
+// it: what differs from one library to another. The funcs run after the
+// symbol table is resolved, on one locked OS thread, and may close over the
+// table's clib.Funcs and the library's own handles; build a Management per
+// call (Query keeps nothing).
+type Management struct {
+	Source  string       // Report.Source: "nvml"
+	Library clib.Library // where the library is (Env.Open)
+	Symbols []clib.Sym   // the symbol table, resolved before anything is called
+	// Codes are the library's result codes. Codes.Library labels the
+	// symbol table, the errors and the Report's sentences ("NVML sees 2
+	// devices").
+	Codes *clib.Codes
+	// Ships names what the library comes with, for the advice when a
+	// required symbol is missing: "the NVIDIA driver" gives "update the
+	// NVIDIA driver or point FLAGOS_LIBNVML_PATH at its libnvidia-ml.so.1".
+	Ships string
+
+	// Init initializes the library; an error (a *clib.Error) fails the
+	// answer with ErrInit, and nothing else is called.
+	Init func() error
+	// InitReason, when set, is the sentence for a failed Init's
+	// *clib.Error: what it means for the user and what to do. Without it,
+	// or for another error, the reason is the error's text.
+	InitReason func(*clib.Error) string
+	// Shutdown, when set, releases what Init took; it runs last, whatever
+	// happened after a successful Init, and its error is a note.
+	Shutdown func() error
+	// Version, when set, reads the versions the library tells into r
+	// (DriverVersion, CUDAVersion). note records an error of a read that
+	// did not answer and reports whether err was nil.
+	Version func(r *Report, note func(err error) bool)
+	// Count is the number of devices the library reports and the function
+	// that reported it; an error fails the answer with ErrQuery. A count
+	// above device.MaxDevices is refused (CheckCount) before anything is
+	// allocated or asked for a device.
+	Count func() (n uint64, fn string, err error)
+	// Device reads device i (0 <= i < the count) into d, whose Index and
+	// SourceIndex are i. An error (no handle for the device) fails the
+	// answer with ErrQuery; a Skip leaves the device out with a note. What
+	// else does not answer is noted through note ("device i: err"), which
+	// reports whether err was nil, and the rest of the device is read.
+	Device func(i int, d *Device, note func(err error) bool) error
+	// DeviceName, when set, is how the notes name device i ("card 1
+	// device 0"); else "device i".
+	DeviceName func(i int) string
+	// Visible applies the runtime's visible-devices variables to every
+	// device kept, in the library's order (Env.VisibleBy for a variable
+	// read with CUDA's rules): the devices the runtime would see, numbered
+	// in its order, the variables applied ("" when none is set), and an
+	// error (ErrUndecidable) where this tier cannot decide.
+	Visible func(all []Device) (devs []Device, applied string, err error)
+	// Runtime is what an undecidable variable needs, for the reason:
+	// "NVML sees 2 devices, but CUDA_VISIBLE_DEVICES=MIG-1 cannot be
+	// resolved without CUDA: ...". "" where Visible's error names the
+	// variable itself: "MXSML sees 2 devices, but <error>".
+	Runtime string
+}
+
+// Skip, returned by Management.Device, leaves the device out of the answer
+// (it is no device of the runtime's) with the note "device i is <Why>: not
+// counted".
+type Skip struct{ Why string }
+
+func (s Skip) Error() string { return "is " + s.Why + ": not counted" }
+
+// Query asks a management library which devices are here, the flow written
+// once: open the library (Env.Open: the override, the search, the checks),
+// resolve m.Symbols, lock the OS thread, m.Init (ErrInit, with
+// m.InitReason's sentence), m.Shutdown deferred (a failure is a note),
+// m.Version, m.Count (ErrQuery; bounded by CheckCount before anything is
+// allocated), m.Device for each index (ErrQuery for a device the library
+// cannot give; notes for the rest), then m.Visible. It never panics (Guard)
+// and keeps no state.
+func Query(e *Env, m Management) (r Report) {
+	r.Source = m.Source
+	defer Guard(&r)
+	lib := e.Open(m.Library, &r)
+	if lib == nil {
+		return r
+	}
+	label := m.Codes.Library
+	if err := lib.Resolve(label, m.Symbols); err != nil {
+		r.Err = err
+		r.Reason = fmt.Sprintf("%v; update %s or point %s at its %s", err, m.Ships, m.Library.EnvVar, fileOf(m.Library))
+		return r
+	}
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := m.Init(); err != nil {
+		r.Err = fmt.Errorf("%w: %w", ErrInit, err)
+		r.Reason = err.Error()
+		var ce *clib.Error
+		if m.InitReason != nil && errors.As(err, &ce) {
+			r.Reason = m.InitReason(ce)
+		}
+		e.log.Debug("presence: "+m.Source+" init failed", zap.Error(err))
+		return r
+	}
+	if m.Shutdown != nil {
+		defer func() {
+			if err := m.Shutdown(); err != nil {
+				r.Notes = append(r.Notes, err.Error())
+			}
+		}()
+	}
+	if m.Version != nil {
+		m.Version(&r, func(err error) bool {
+			if err != nil {
+				r.Notes = append(r.Notes, err.Error())
+			}
+			return err == nil
+		})
+	}
+
+	n, fn, err := m.Count()
+	if err != nil {
+		r.Err = fmt.Errorf("%w: %w", ErrQuery, err)
+		r.Reason = err.Error()
+		return r
+	}
+	if !CheckCount(&r, label, fn, n) {
+		return r
+	}
+	all, err := m.devices(int(n), &r.Notes)
+	if err != nil {
+		r.Err = fmt.Errorf("%w: %w", ErrQuery, err)
+		r.Reason = err.Error()
+		return r
+	}
+
+	r.Total = len(all)
+	devs, applied := all, ""
+	if m.Visible != nil {
+		devs, applied, err = m.Visible(all)
+	}
+	r.Visibility = applied
+	if err != nil {
+		r.Err = err
+		why := err.Error()
+		if m.Runtime != "" {
+			why = fmt.Sprintf("%s cannot be resolved without %s: %v", applied, m.Runtime, err)
+		}
+		r.Reason = fmt.Sprintf("%s sees %d device%s, but %s; use FLAGOS_PROBE=isolated", label, r.Total, Plural(r.Total), why)
+		return r
+	}
+	r.Devices = devs
+	r.Reason = CountReason(label, r.Total, len(devs), applied)
+	e.log.Debug("presence: "+m.Source, zap.Int("total", r.Total), zap.Int("visible", len(devs)))
+	return r
+}
+
+// devices reads the n devices (n bounded already), numbering those kept.
+func (m *Management) devices(n int, notes *[]string) ([]Device, error) {
+	all := make([]Device, 0, n)
+	i := 0
+	name := func() string {
+		if m.DeviceName != nil {
+			return m.DeviceName(i)
+		}
+		return "device " + strconv.Itoa(i)
+	}
+	note := func(err error) bool {
+		if err != nil {
+			*notes = append(*notes, name()+": "+err.Error())
+		}
+		return err == nil
+	}
+	for ; i < n; i++ {
+		d := Device{Index: i, SourceIndex: i}
+		err := m.Device(i, &d, note)
+		var skip Skip
+		switch {
+		case errors.As(err, &skip):
+			*notes = append(*notes, name()+" "+skip.Error())
+			continue
+		case err != nil:
+			return nil, err
+		}
+		d.Index = len(all)
+		all = append(all, d)
+	}
+	return all, nil
+}
+
+// ErrorString is a Codes.Message from a library's
+// "const char *errorString(code)" function: its words for a code, "" while
+// f is unresolved (an optional function the library lacks).
+func ErrorString(f *clib.Func) func(code int) string {
+	return func(code int) string {
+		if !f.OK() {
+			return ""
+		}
+		return clib.GoString(f.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
+	}
+}
