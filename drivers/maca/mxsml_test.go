@@ -1,15 +1,11 @@
 package maca
 
 import (
-	"errors"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
 	"github.com/flagos-ai/flagshim/presence/presencetest"
 )
@@ -25,9 +21,28 @@ var fakeMXSML = presencetest.Lib{
 const mxsmlInit, mxsmlShutdown = "mxSmlExInit", "mxSmlExShutdown"
 
 // TestMXSMLFakes runs each case against the fake MXSML in a child process
-// (a loaded soname stays loaded for the life of a process).
+// (a loaded soname stays loaded for the life of a process): what every
+// binding is tested for, then MXSML's own.
 func TestMXSMLFakes(t *testing.T) {
-	(&presencetest.Suite{Lib: fakeMXSML, Source: MXSML, Cases: mxsmlCases}).Test(t)
+	(&presencetest.Suite{Lib: fakeMXSML, Source: MXSML, Common: mxsmlCommon, Cases: mxsmlCases}).Test(t)
+}
+
+var mxsmlCommon = &presencetest.Common{
+	Source: SourceMXSML, Label: "MXSML", Vars: presencetest.VarsOf("FAKE_MXSML_"),
+	Init: mxsmlInit, Shutdown: mxsmlShutdown, ErrorString: "mxSmlExErrorString",
+	Count: "mxSmlExDeviceGetCount", Handle: "mxSmlExGetDeviceHandleByIndex",
+	DeviceCalls: []string{"mxSmlExGetDeviceHandleByIndex", "mxSmlExDeviceGetName", "mxSmlExDeviceGetUUID", "mxSmlExDeviceGetMemoryInfo"},
+	Answer:      presencetest.Answer{DriverVersion: "2.32.0.6", Devices: []presence.Device{c500(0), c500(1)}},
+	InitFail: presencetest.Failure{Code: 9, Name: "MXSMLEX_ERROR_DRIVER_NOT_LOADED", Message: "Driver Not Loaded",
+		Reason: "MXSML: the MetaX kernel driver is not loaded (MXSMLEX_ERROR_DRIVER_NOT_LOADED): no MetaX GPU is usable here"},
+	CountFail:  presencetest.Failure{Code: 999, Name: "MXSMLEX_ERROR_UNKNOWN", Message: "Unknown Error"},
+	HandleFail: presencetest.Failure{Code: 999, Name: "MXSMLEX_ERROR_UNKNOWN", Message: "Unknown Error"},
+	Missing:    presencetest.Missing{Define: "FAKE_NO_NAME", Names: []string{"mxSmlExDeviceGetName"}},
+	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_OPTIONAL"},
+		Answer: presencetest.Answer{Devices: []presence.Device{{Name: "MetaX C500"}, {Index: 1, SourceIndex: 1, Name: "MetaX C500"}}}},
+	Visible:    CUDAVisibleDevicesEnv, // MACA_VISIBLE_DEVICES is undecidable: see below
+	Concurrent: true,
+	Also:       func(e *presence.Env) { presenceSources(e) }, // the nodes
 }
 
 // c500 is the fake's device i with its defaults.
@@ -37,20 +52,6 @@ func c500(i int) presence.Device {
 }
 
 var mxsmlCases = []presencetest.Case{
-	{Name: "two devices", Check: func(t *testing.T, r presence.Report, calls []string) {
-		require.NoError(t, r.Err)
-		assert.Equal(t, SourceMXSML, r.Source)
-		assert.Equal(t, os.Getenv(MXSMLEnvVar), r.Library)
-		assert.Equal(t, "2.32.0.6", r.DriverVersion)
-		assert.Equal(t, 2, r.Total)
-		assert.Equal(t, "", r.Visibility)
-		assert.Equal(t, []presence.Device{c500(0), c500(1)}, r.Devices)
-		assert.Equal(t, "MXSML sees 2 devices", r.Reason)
-		assert.Empty(t, r.Notes)
-		require.GreaterOrEqual(t, len(calls), 3)
-		assert.Equal(t, []string{mxsmlInit, "mxSmlExSystemGetDriverVersion", "mxSmlExDeviceGetCount"}, calls[:3])
-		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
-	}},
 	{Name: "memory in pymxsml's order", Env: []string{"FAKE_MXSML_MEM_ORDER=pymxsml"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
 		require.Len(t, r.Devices, 2)
@@ -65,15 +66,6 @@ var mxsmlCases = []presencetest.Case{
 		assert.Contains(t, presencetest.Notes(r), "device 0: mxSmlExDeviceGetMemoryInfo answered {7, 68719476736, 34359738368}")
 		assert.Contains(t, presencetest.Notes(r), "memory left unknown")
 	}},
-	{Name: "driver not loaded", Env: []string{"FAKE_MXSML_INIT_RESULT=9"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrInit)
-		var e *clib.Error
-		require.True(t, errors.As(r.Err, &e))
-		assert.Equal(t, &clib.Error{Library: "MXSML", Func: "mxSmlExInit", Code: 9, Name: "MXSMLEX_ERROR_DRIVER_NOT_LOADED", Message: "Driver Not Loaded"}, e)
-		assert.Equal(t, "MXSML: the MetaX kernel driver is not loaded (MXSMLEX_ERROR_DRIVER_NOT_LOADED): no MetaX GPU is usable here", r.Reason)
-		assert.Empty(t, r.Devices)
-		assert.Equal(t, []string{mxsmlInit, "mxSmlExErrorString"}, calls, "no shutdown after a failed init, no other call")
-	}},
 	{Name: "no permission", Env: []string{"FAKE_MXSML_INIT_RESULT=4"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		assert.ErrorIs(t, r.Err, presence.ErrInit)
 		assert.Contains(t, r.Reason, "MXSMLEX_ERROR_NO_PERMISSION")
@@ -83,32 +75,6 @@ var mxsmlCases = []presencetest.Case{
 		assert.ErrorIs(t, r.Err, presence.ErrInit)
 		assert.Contains(t, r.Reason, "MXSMLEX_ERROR_LIB_RM_VERSION_MISMATCH")
 		assert.Contains(t, r.Reason, "reload the metax module")
-	}},
-	{Name: "zero devices", Env: []string{"FAKE_MXSML_COUNT=0"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		require.NoError(t, r.Err)
-		assert.Empty(t, r.Devices)
-		assert.Equal(t, "MXSML sees no device", r.Reason)
-		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
-	}},
-	{Name: "count fails", Env: []string{"FAKE_MXSML_COUNT_RESULT=999"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrQuery)
-		assert.Contains(t, r.Reason, "MXSMLEX_ERROR_UNKNOWN (999)")
-		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
-	}},
-	// A library answering an absurd count: refused before anything is
-	// allocated for it, and no device is asked for.
-	{Name: "count 2^32-1", Env: []string{"FAKE_MXSML_COUNT_RAW=4294967295"}, Run: mxsmlSmall, Check: mxsmlTooMany(1<<32 - 1)},
-	{Name: "count 3000000", Env: []string{"FAKE_MXSML_COUNT_RAW=3000000"}, Run: mxsmlSmall, Check: mxsmlTooMany(3000000)},
-	{Name: "count 4096", Env: []string{"FAKE_MXSML_COUNT_RAW=4096"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.NotErrorIs(t, r.Err, presence.ErrTooManyDevices, "the bound itself is allowed")
-		assert.ErrorIs(t, r.Err, presence.ErrQuery, "the fake has no device 2")
-		assert.Contains(t, r.Reason, "mxSmlExGetDeviceHandleByIndex(2)")
-		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
-	}},
-	{Name: "handle fails", Env: []string{"FAKE_MXSML_HANDLE_FAIL=1"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrQuery)
-		assert.Equal(t, "MXSML: mxSmlExGetDeviceHandleByIndex(1) returned MXSMLEX_ERROR_UNKNOWN (999): Unknown Error", r.Reason)
-		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
 	}},
 	{Name: "CUDA_VISIBLE_DEVICES", Env: []string{"FAKE_MXSML_COUNT=3", "CUDA_VISIBLE_DEVICES=2,0"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
@@ -133,70 +99,6 @@ var mxsmlCases = []presencetest.Case{
 		assert.Contains(t, r.Reason, "FLAGOS_PROBE=isolated")
 		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
 	}},
-	{Name: "optional functions missing", Defines: []string{"-DFAKE_NO_OPTIONAL"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		require.NoError(t, r.Err)
-		assert.Equal(t, "", r.DriverVersion)
-		assert.Equal(t, []presence.Device{{Index: 0, Name: "MetaX C500"}, {Index: 1, SourceIndex: 1, Name: "MetaX C500"}}, r.Devices)
-		assert.Empty(t, r.Notes)
-	}},
-	{Name: "required function missing", Defines: []string{"-DFAKE_NO_NAME"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrMissingSymbol)
-		assert.Contains(t, r.Reason, "mxSmlExDeviceGetName")
-		assert.Contains(t, r.Reason, MXSMLEnvVar)
-		assert.Empty(t, calls)
-	}},
-	// No source of the presence tier loads a driver: a tripwire libcuda
-	// first on LD_LIBRARY_PATH stays unloaded through MXSML and the nodes.
-	{Name: "no driver is loaded", Setup: presencetest.Tripwire,
-		Run: func(t *testing.T) presence.Report {
-			e := presence.NewEnv()
-			r := MXSML(e)
-			require.NoError(t, r.Err)
-			presenceSources(e)
-			return r
-		},
-		Check: func(t *testing.T, r presence.Report, calls []string) {
-			assert.Len(t, r.Devices, 2)
-			presencetest.NoDriverLoaded(t)
-		}},
-}
-
-// mxsmlSmall is MXSML on the process's environment, checking that the call
-// allocated next to nothing whatever count the library claimed.
-func mxsmlSmall(t *testing.T) presence.Report {
-	var r presence.Report
-	n := presencetest.Allocated(func() { r = MXSML(presence.NewEnv()) })
-	assert.Less(t, n, uint64(16<<20), "MXSML allocated %d bytes", n)
-	return r
-}
-
-// mxsmlTooMany checks the answer to a count of n devices, above the bound.
-func mxsmlTooMany(n uint64) func(*testing.T, presence.Report, []string) {
-	return func(t *testing.T, r presence.Report, calls []string) {
-		presencetest.TooMany(t, r, n)
-		assert.Contains(t, r.Reason, "MXSML: mxSmlExDeviceGetCount reported ")
-		for _, c := range calls {
-			assert.False(t, strings.HasPrefix(c, "mxSmlExDevice") && c != "mxSmlExDeviceGetCount" || c == "mxSmlExGetDeviceHandleByIndex", "no device is asked for: %s", c)
-		}
-		presencetest.Paired(t, calls, mxsmlInit, mxsmlShutdown)
-	}
-}
-
-func TestMXSMLNotFound(t *testing.T) {
-	r := MXSML(presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup()), presence.WithSearch(func(l *clib.Library) {
-		l.Sonames = []string{"libmxsml-presence-absent.so"}
-		l.Dirs = nil
-	})))
-	assert.ErrorIs(t, r.Err, presence.ErrNoLibrary)
-	assert.Equal(t, SourceMXSML, r.Source)
-	assert.True(t, strings.HasPrefix(r.Reason, "libmxsml.so not found (tried libmxsml-presence-absent.so)"), r.Reason)
-	assert.Contains(t, r.Reason, "FLAGOS_LIBMXSML_PATH=/abs/path/to/libmxsml.so")
-}
-
-func TestMXSMLRelativeOverride(t *testing.T) {
-	r := MXSML(presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup(MXSMLEnvVar, "libmxsml.so"))))
-	assert.ErrorIs(t, r.Err, presence.ErrBadOverride)
-	assert.Contains(t, r.Reason, `FLAGOS_LIBMXSML_PATH="libmxsml.so" cannot be used: the path must be absolute`)
 }
 
 func TestMXSMLMemory(t *testing.T) {
@@ -221,10 +123,6 @@ func TestMXSMLMemory(t *testing.T) {
 }
 
 func TestMXSMLCodes(t *testing.T) {
-	for code, name := range mxsmlReturnNames {
-		assert.True(t, strings.HasPrefix(name, "MXSMLEX_"), "%d", code)
-	}
-	assert.Equal(t, "MXSMLEX_ERROR_NO_PERMISSION", mxsmlReturnNames[mxsmlNoPermission])
-	assert.Equal(t, "MXSMLEX_ERROR_DRIVER_NOT_LOADED", mxsmlReturnNames[mxsmlDriverNotLoaded])
-	assert.Equal(t, "MXSMLEX_ERROR_LIB_RM_VERSION_MISMATCH", mxsmlReturnNames[mxsmlRMMismatch])
+	presencetest.CodeNames(t, mxsmlReturnNames, "MXSMLEX_", map[int]string{mxsmlNoPermission: "MXSMLEX_ERROR_NO_PERMISSION",
+		mxsmlDriverNotLoaded: "MXSMLEX_ERROR_DRIVER_NOT_LOADED", mxsmlRMMismatch: "MXSMLEX_ERROR_LIB_RM_VERSION_MISMATCH"})
 }

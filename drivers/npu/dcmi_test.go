@@ -1,10 +1,8 @@
 package npu
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/presence"
 	"github.com/flagos-ai/flagshim/presence/presencetest"
 )
@@ -26,9 +23,31 @@ var fakeDCMI = presencetest.Lib{
 }
 
 // TestDCMIFakes runs each case against the fake DCMI in a child process (a
-// loaded soname stays loaded for the life of a process).
+// loaded soname stays loaded for the life of a process): what every
+// binding is tested for, then DCMI's own.
 func TestDCMIFakes(t *testing.T) {
-	(&presencetest.Suite{Lib: fakeDCMI, Source: DCMI, Cases: dcmiCases}).Test(t)
+	(&presencetest.Suite{Lib: fakeDCMI, Source: DCMI, Common: dcmiCommon, Cases: dcmiCases}).Test(t)
+}
+
+// dcmiCommon: DCMI counts cards (FAKE_DCMI_CARDS, one NPU each by default)
+// and has no shutdown and no error string.
+var dcmiCommon = &presencetest.Common{
+	Source: SourceDCMI, Label: "DCMI",
+	Vars:        presencetest.Vars{InitResult: "FAKE_DCMI_INIT_RESULT", Count: "FAKE_DCMI_CARDS", CountResult: "FAKE_DCMI_LIST_RESULT", CountRaw: "FAKE_DCMI_CARDS_RAW"},
+	Init:        "dcmi_init",
+	Count:       "dcmi_get_card_list",
+	DeviceCalls: []string{"dcmi_get_device_logic_id", "dcmi_get_device_chip_info", "dcmi_get_device_hbm_info"},
+	Answer:      presencetest.Answer{DriverVersion: "24.1.rc2", Devices: []presence.Device{npuAt(0, 0, 0)}},
+	InitFail:    presencetest.Failure{Code: -8002, Name: "DCMI_ERR_CODE_OPER_NOT_PERMITTED", Reason: "no permission"},
+	CountFail:   presencetest.Failure{Code: -8005, Name: "DCMI_ERR_CODE_INNER_ERR"},
+	Missing:     presencetest.Missing{Define: "FAKE_NO_LOGIC_ID", Names: []string{"dcmi_get_device_logic_id"}},
+	// The card count and the logic ids alone.
+	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_OPTIONAL"}, Env: []string{"FAKE_DCMI_CARDS=2"},
+		Answer: presencetest.Answer{Devices: []presence.Device{{}, {Index: 1, SourceIndex: 1}}}},
+	// The container runtime's variable and CUDA's are not the runtime's.
+	Visible: VisibleDevicesEnv, Ignored: []string{"ASCEND_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"},
+	Concurrent: true,                                         // no shutdown
+	Also:       func(e *presence.Env) { presenceSources(e) }, // the nodes
 }
 
 // npuAt is the fake's NPU k as DCMI describes it, numbered index.
@@ -38,16 +57,8 @@ func npuAt(index, logic, k int) presence.Device {
 }
 
 var dcmiCases = []presencetest.Case{
-	{Name: "one npu", Check: func(t *testing.T, r presence.Report, calls []string) {
+	{Name: "the newer card list first", Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
-		assert.Equal(t, SourceDCMI, r.Source)
-		assert.Equal(t, os.Getenv(DCMIEnvVar), r.Library)
-		assert.Equal(t, "24.1.rc2", r.DriverVersion)
-		require.Len(t, r.Devices, 1)
-		assert.Equal(t, npuAt(0, 0, 0), r.Devices[0])
-		assert.Equal(t, "DCMI sees 1 device", r.Reason)
-		assert.Empty(t, r.Notes)
-		assert.Equal(t, "dcmi_init", calls[0])
 		assert.NotContains(t, calls, "dcmi_get_card_num_list", "the newer card list first")
 	}},
 	// Two cards of two NPUs, card ids 1 and 5, logic ids out of card
@@ -61,14 +72,6 @@ var dcmiCases = []presencetest.Case{
 			assert.Equal(t, npuAt(3, 3, 1), r.Devices[3])
 			assert.Equal(t, "DCMI sees 4 devices", r.Reason)
 		}},
-	{Name: "visible", Env: []string{"FAKE_DCMI_CARDS=4", "ASCEND_RT_VISIBLE_DEVICES=1,3"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		require.NoError(t, r.Err)
-		require.Len(t, r.Devices, 2)
-		assert.Equal(t, [2]int{1, 3}, [2]int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
-		assert.Equal(t, [2]int{0, 1}, [2]int{r.Devices[0].Index, r.Devices[1].Index})
-		assert.Equal(t, "ASCEND_RT_VISIBLE_DEVICES=1,3", r.Visibility)
-		assert.Equal(t, "DCMI sees 4 devices, 2 visible through ASCEND_RT_VISIBLE_DEVICES=1,3", r.Reason)
-	}},
 	// Out of order: the runtime sees no device at all, and says why.
 	{Name: "visible out of order", Env: []string{"FAKE_DCMI_CARDS=4", "ASCEND_RT_VISIBLE_DEVICES=3,1"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
@@ -77,13 +80,6 @@ var dcmiCases = []presencetest.Case{
 		assert.Contains(t, r.Reason, `"3,1" is not in ascending order: the runtime sees no device`)
 		assert.Contains(t, presencetest.Notes(r), "ASCEND_RT_VISIBLE_DEVICES: ")
 	}},
-	// The container runtime's variable and CUDA's are not the runtime's.
-	{Name: "other variables ignored", Env: []string{"FAKE_DCMI_CARDS=2", "ASCEND_VISIBLE_DEVICES=0", "CUDA_VISIBLE_DEVICES=1"},
-		Check: func(t *testing.T, r presence.Report, calls []string) {
-			require.NoError(t, r.Err)
-			assert.Len(t, r.Devices, 2)
-			assert.Empty(t, r.Visibility)
-		}},
 	// 310P (no HBM): its DDR; a name that holds its type already.
 	{Name: "ddr and names", Env: []string{"FAKE_DCMI_HBM_RESULT=-8255", "FAKE_DCMI_CARDS=2", "FAKE_DCMI_CHIP_NAMES=310P3,Ascend910"},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
@@ -101,22 +97,10 @@ var dcmiCases = []presencetest.Case{
 			assert.Zero(t, r.Devices[0].TotalMemory)
 			assert.Contains(t, presencetest.Notes(r), "card 1 device 0: memory unknown: DCMI: dcmi_get_device_hbm_info returned DCMI_ERR_CODE_NOT_SUPPORT (-8255); DCMI: dcmi_get_device_memory_info_v3 returned DCMI_ERR_CODE_INNER_ERR (-8005)")
 		}},
-	{Name: "init fails", Env: []string{"FAKE_DCMI_INIT_RESULT=-8002"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrInit)
-		var e *clib.Error
-		require.True(t, errors.As(r.Err, &e))
-		assert.Equal(t, &clib.Error{Library: "DCMI", Func: "dcmi_init", Code: -8002, Name: "DCMI_ERR_CODE_OPER_NOT_PERMITTED"}, e)
-		assert.Contains(t, r.Reason, "no permission")
-		assert.Equal(t, []string{"dcmi_init"}, calls, "nothing else is asked")
-	}},
 	{Name: "in a container", Env: []string{"FAKE_DCMI_INIT_RESULT=-8013"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		assert.ErrorIs(t, r.Err, presence.ErrInit)
 		assert.Contains(t, r.Reason, "DCMI_ERR_CODE_NOT_SUPPORT_IN_CONTAINER (-8013)")
 		assert.Contains(t, r.Reason, "device nodes answer instead")
-	}},
-	{Name: "list fails", Env: []string{"FAKE_DCMI_LIST_RESULT=-8005"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrQuery)
-		assert.Equal(t, "DCMI: dcmi_get_card_list returned DCMI_ERR_CODE_INNER_ERR (-8005)", r.Reason)
 	}},
 	{Name: "older card list", Defines: []string{"-DFAKE_NO_CARD_LIST"}, Env: []string{"FAKE_DCMI_CARDS=2"},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
@@ -124,24 +108,8 @@ var dcmiCases = []presencetest.Case{
 			assert.Len(t, r.Devices, 2)
 			assert.Contains(t, calls, "dcmi_get_card_num_list")
 		}},
-	{Name: "optional functions missing", Defines: []string{"-DFAKE_NO_OPTIONAL"}, Env: []string{"FAKE_DCMI_CARDS=2"},
-		Check: func(t *testing.T, r presence.Report, calls []string) {
-			require.NoError(t, r.Err)
-			require.Len(t, r.Devices, 2)
-			assert.Equal(t, presence.Device{Index: 1, SourceIndex: 1}, r.Devices[1], "the count and the logic ids alone")
-			assert.Empty(t, r.DriverVersion)
-			assert.Empty(t, r.Notes)
-		}},
-	{Name: "required function missing", Defines: []string{"-DFAKE_NO_LOGIC_ID"}, Check: func(t *testing.T, r presence.Report, calls []string) {
-		assert.ErrorIs(t, r.Err, presence.ErrMissingSymbol)
-		assert.Contains(t, r.Reason, "dcmi_get_device_logic_id")
-		assert.Contains(t, r.Reason, DCMIEnvVar)
-		assert.Empty(t, calls)
-	}},
 	// Counts a broken driver might answer: refused before anything is
 	// allocated for them, and no NPU is asked for.
-	{Name: "card count 2^32-1", Env: []string{"FAKE_DCMI_CARDS_RAW=4294967295"}, Run: dcmiSmall, Check: dcmiTooMany(1<<32 - 1)},
-	{Name: "card count 3000000", Env: []string{"FAKE_DCMI_CARDS_RAW=3000000"}, Run: dcmiSmall, Check: dcmiTooMany(3000000)},
 	{Name: "per-card count 2^32-1", Env: []string{"FAKE_DCMI_PER_CARD_RAW=4294967295"}, Run: dcmiSmall, Check: dcmiTooMany(1<<32 - 1)},
 	{Name: "per-card count 3000000", Env: []string{"FAKE_DCMI_PER_CARD_RAW=3000000"}, Run: dcmiSmall, Check: dcmiTooMany(3000000)},
 	// Two cards of 4096 NPUs each: each count is allowed, their sum is not.
@@ -175,20 +143,6 @@ var dcmiCases = []presencetest.Case{
 		assert.Equal(t, []uintptr{100, 32, 112, 64}, []uintptr{unsafe.Sizeof(ci), unsafe.Sizeof(h), unsafe.Sizeof(m), unsafe.Sizeof(p)})
 		return presence.Report{}
 	}, Check: func(*testing.T, presence.Report, []string) {}},
-	// No source of the presence tier loads a driver: DCMI and the nodes,
-	// with a tripwire libcuda first on LD_LIBRARY_PATH.
-	{Name: "no driver is loaded", Setup: presencetest.Tripwire,
-		Run: func(t *testing.T) presence.Report {
-			e := presence.NewEnv()
-			r := DCMI(e)
-			require.NoError(t, r.Err)
-			presenceSources(e)
-			return r
-		},
-		Check: func(t *testing.T, r presence.Report, calls []string) {
-			assert.Len(t, r.Devices, 1)
-			presencetest.NoDriverLoaded(t)
-		}},
 }
 
 // dcmiSmall is DCMI on the process's environment, checking that the call
@@ -209,23 +163,6 @@ func dcmiTooMany(n uint64) func(*testing.T, presence.Report, []string) {
 			assert.NotContains(t, []string{"dcmi_get_device_logic_id", "dcmi_get_device_chip_info", "dcmi_get_device_hbm_info"}, c, "no NPU is asked for")
 		}
 	}
-}
-
-func TestDCMINotFound(t *testing.T) {
-	r := DCMI(presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup()), presence.WithSearch(func(l *clib.Library) {
-		l.Sonames = []string{"libdcmi-presence-absent.so"}
-		l.Dirs = nil
-	})))
-	assert.ErrorIs(t, r.Err, presence.ErrNoLibrary)
-	assert.Equal(t, SourceDCMI, r.Source)
-	assert.True(t, strings.HasPrefix(r.Reason, "libdcmi.so not found (tried libdcmi-presence-absent.so)"), r.Reason)
-	assert.Contains(t, r.Reason, "FLAGOS_LIBDCMI_PATH=/abs/path/to/libdcmi.so")
-}
-
-func TestDCMIRelativeOverride(t *testing.T) {
-	r := DCMI(presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup(DCMIEnvVar, "libdcmi.so"))))
-	assert.ErrorIs(t, r.Err, presence.ErrBadOverride)
-	assert.Contains(t, r.Reason, `FLAGOS_LIBDCMI_PATH="libdcmi.so" cannot be used: the path must be absolute`)
 }
 
 func TestChipName(t *testing.T) {

@@ -6,7 +6,9 @@
 // the life of a process (see internal/dl/dltest). A [Suite] names the fake
 // ([Lib]), the binding under test and its cases; [Suite.Test], called from
 // one top-level test, starts every case as a child of that same test and,
-// in the child, runs the case the environment names.
+// in the child, runs the case the environment names. [Common] is the table
+// of cases every binding on presence.Query is tested for alike, filled with
+// the facts of the binding and its fake; a binding adds its own Cases.
 //
 // It also has what such tests share: a fake filesystem root for /dev and
 // /sys ([Tree]), a fixed environment ([Lookup]), the fake's call log

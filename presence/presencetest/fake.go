@@ -85,24 +85,42 @@ type Case struct {
 type Suite struct {
 	Lib    Lib
 	Source func(*presence.Env) presence.Report // the binding: cuda.NVML
+	// Common, when set, adds the cases every binding is tested for alike
+	// (see Common) to the binding's own.
+	Common *Common
 	Cases  []Case
 }
 
+// cases are the common cases, then the binding's own.
+func (s *Suite) cases() []Case {
+	if s.Common == nil {
+		return s.Cases
+	}
+	return append(s.Common.cases(s.Lib, s.Source), s.Cases...)
+}
+
 // Test runs the suite from one top-level test (whose name the children
-// are started with): in the parent it builds the fake and starts every case
-// as a child of that same test, in parallel; in a child it runs the case
-// the environment names. It skips where no C compiler is installed.
+// are started with): in the parent it runs the common opening cases, then
+// builds the fake and starts every other case as a child of that same
+// test, in parallel; in a child it runs the case the environment names. It
+// skips where no C compiler is installed.
 func (s *Suite) Test(t *testing.T) {
 	if dltest.IsChild(t) {
 		s.child(t)
 		return
+	}
+	if s.Common != nil {
+		s.Common.testOpen(t, s.Lib, s.Source)
 	}
 	if dltest.CC() == "" {
 		t.Skip("no C compiler (go env CC) to build the fake management library")
 	}
 	parent := t.Name()
 	seen := map[string]bool{}
-	for _, c := range s.Cases {
+	if s.Common != nil {
+		seen = map[string]bool{"not found": true, "relative override": true, "override in an open folder": true}
+	}
+	for _, c := range s.cases() {
 		require.False(t, seen[c.Name], "two cases named %q", c.Name)
 		seen[c.Name] = true
 		t.Run(c.Name, func(t *testing.T) {
@@ -129,8 +147,9 @@ func (s *Suite) Test(t *testing.T) {
 
 func (s *Suite) child(t *testing.T) {
 	name := os.Getenv(caseEnv)
-	for i := range s.Cases {
-		c := &s.Cases[i]
+	cases := s.cases()
+	for i := range cases {
+		c := &cases[i]
 		if c.Name != name {
 			continue
 		}
