@@ -105,15 +105,15 @@ func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = tr
 // then flagos's route when there is no CUDA).
 func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 
-// WithFreeMemory makes the isolated tier's children learn each device's
-// free memory too, so that MemInfo answers it without initializing the
-// driver in this process: for hosts that show it (the CLI's info). A child
-// asks the vendor's management library for it (NVML, MTML, ...), matching
-// devices by PCI bus id, never the driver (which would create each
-// device's context: about 150 ms a GPU on an H200); a device no
-// management library answers for keeps it unknown. The presence tier has
-// free memory from the management library anyway; the exact tier learns it
-// on MemInfo.
+// WithFreeMemory makes the isolated tier learn each device's free memory
+// too, so that MemInfo answers it without initializing the driver in this
+// process: for hosts that show it (the CLI's info). It is asked of the
+// vendor's management library (NVML, MTML, ...), in this process while the
+// child initializes the driver, and matched to the devices by PCI bus id;
+// never of the driver (which would create each device's context: about
+// 150 ms a GPU on an H200). A device no management library answers for
+// keeps it unknown. The presence tier has free memory from the management
+// library anyway; the exact tier learns it on MemInfo.
 func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 
 // WithOneCPU is for a program that initializes drivers and exits soon after

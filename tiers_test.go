@@ -334,7 +334,7 @@ func TestProbeTiers(t *testing.T) {
 		require.NoError(t, err, "the fake's init ran in the probe child and spawned its helper")
 		assert.Zero(t, seen.ChildrenAfterRun, "a probe child outlived cli.Run")
 	})
-	t.Run("isolated children learn free memory only when asked", func(t *testing.T) {
+	t.Run("isolated: free memory is learned only when asked, from the management library", func(t *testing.T) {
 		inits := func(log []string) int {
 			n := 0
 			for _, l := range log {
@@ -344,8 +344,9 @@ func TestProbeTiers(t *testing.T) {
 			}
 			return n
 		}
-		// The child learns it from the management library (NVML: the fake
-		// says 79 GiB free), never by making a context per device.
+		// It is learned from the management library (NVML: the fake says
+		// 79 GiB free), asked by the supervisor while the child runs,
+		// never by making a context per device.
 		seen, log := runTier(t, "FLAGOS_PROBE=isolated", "FLAGOS_LIBCUDA_PATH="+fakes.cuda, "FLAGOS_LIBNVML_PATH="+fakes.nvml, "TIER_FREE_MEMORY=1", "TIER_MEMINFO=1")
 		require.Empty(t, seen.InitErr)
 		require.Empty(t, seen.MemInfoErr)

@@ -21,8 +21,6 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/internal/onecpu"
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/tier"
 )
 
 // EnvVar carries the child's token.
@@ -64,7 +62,6 @@ func Serve() {
 // request is what the supervisor asked.
 type request struct {
 	vendor device.Type
-	memory bool
 	trace  bool // send each C call as a "trace" line (FLAGOS_TRACE)
 }
 
@@ -85,10 +82,10 @@ func readRequest(token string) (request, bool) {
 		return request{}, false
 	}
 	fields := strings.Fields(line)
-	if len(fields) < 3 || len(fields) > 4 || subtle.ConstantTimeCompare([]byte(fields[0]), []byte(token)) != 1 {
+	if len(fields) < 2 || len(fields) > 3 || subtle.ConstantTimeCompare([]byte(fields[0]), []byte(token)) != 1 {
 		return request{}, false
 	}
-	return request{vendor: device.Type(fields[1]), memory: fields[2] == "memory", trace: len(fields) == 4 && fields[3] == "trace"}, true
+	return request{vendor: device.Type(fields[1]), trace: len(fields) == 3 && fields[2] == "trace"}, true
 }
 
 // isPipe reports whether fd is an open pipe.
@@ -128,9 +125,6 @@ func serveRequest(req request) int {
 			w.line("step " + oneLine(step) + "\n")
 		}))
 	f := b.ExactFacts(false)
-	if req.memory {
-		freeMemory(&f, v, root)
-	}
 	clib.SetTracer(nil)
 	line, err := json.Marshal(f)
 	if err != nil {
@@ -171,49 +165,3 @@ func (t traceWriter) Write(p []byte) (int, error) {
 
 // oneLine keeps a step on its line.
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
-
-// freeMemory fills f's free memory from the vendor's presence sources (its
-// management library: NVML, MTML, ...), matching devices by PCI bus id,
-// else by UUID. Learning it from the driver would create each device's
-// context in the child (about 150 ms a GPU on an H200, more than the
-// driver's init); the management library answers in a few milliseconds.
-// A device no source matches keeps 0 (unknown).
-func freeMemory(f *tier.Facts, v *driver.Vendor, root string) {
-	if v.Presence == nil || !f.Result.Available {
-		return
-	}
-	byBus, byUUID := map[string]uint64{}, map[string]uint64{}
-	for _, r := range v.Presence(presence.NewEnv(presence.WithRoot(root))) {
-		for _, d := range r.Devices {
-			if d.FreeMemory == 0 {
-				continue
-			}
-			if d.PCIBusID != "" {
-				byBus[normalBus(d.PCIBusID)] = d.FreeMemory
-			}
-			if d.UUID != "" {
-				byUUID[strings.ToLower(d.UUID)] = d.FreeMemory
-			}
-		}
-	}
-	f.FreeMemory = make([]uint64, len(f.Devices))
-	for i, d := range f.Devices {
-		if i < len(f.PCIBusIDs) {
-			if m, ok := byBus[normalBus(f.PCIBusIDs[i])]; ok {
-				f.FreeMemory[i] = m
-				continue
-			}
-		}
-		f.FreeMemory[i] = byUUID[strings.ToLower(d.UUID)]
-	}
-}
-
-// normalBus is a PCI bus id with a 4-digit domain, lower case: CUDA says
-// "00000000:18:00.0", NVML "00000000:18:00.0" or "0000:18:00.0".
-func normalBus(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if dom, rest, ok := strings.Cut(s, ":"); ok && len(dom) > 4 {
-		s = dom[len(dom)-4:] + ":" + rest
-	}
-	return s
-}

@@ -21,7 +21,7 @@
 //
 // # The protocol
 //
-// The supervisor writes "<token> <vendor> <memory|nomemory>[ trace]\n" to
+// The supervisor writes "<token> <vendor>[ trace]\n" to
 // the request pipe (fd 4) and closes it, then starts the child with the
 // answer pipe as fd 3 and its stderr on a pipe of its own. The child loads
 // that one vendor's driver exactly and writes, one line each, "step <C

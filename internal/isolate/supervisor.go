@@ -47,7 +47,7 @@ const exitGrace = 100 * time.Millisecond
 type Config struct {
 	Timeout time.Duration // FLAGOS_PROBE_TIMEOUT: bounds each child's whole exchange
 	Log     *zap.Logger
-	Memory  bool // children learn each device's free memory (a context per GPU)
+	Memory  bool // learn each device's free memory too (memory.go: from the management library, beside the child)
 	// Exe is the binary to start; "" is this very program (/proc/self/exe,
 	// else os.Executable). For tests.
 	Exe string
@@ -123,6 +123,10 @@ func (s *Supervisor) Err() error {
 // probe runs vendor t's child and turns what it said into Facts.
 func (s *Supervisor) probe(t device.Type) tier.Facts {
 	start := time.Now()
+	var mem memoryQuery
+	if s.cfg.Memory {
+		mem = askMemory(t) // beside the child, not after it
+	}
 	f, err := s.run(t)
 	if err != nil {
 		if errors.Is(err, ErrStart) {
@@ -132,6 +136,7 @@ func (s *Supervisor) probe(t device.Type) tier.Facts {
 		}
 		f = tier.Facts{Result: probe.Result{Reason: fmt.Sprintf("%s: %v (isolated probe; the driver was not loaded in this process)", t, err)}}
 	}
+	mem.fill(&f, start.Add(s.cfg.Timeout)) // the same absolute deadline as the child's
 	f.Tier = tier.Isolated
 	if f.Extra == nil {
 		f.Extra = map[string]string{}
@@ -180,16 +185,12 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 		return tier.Facts{}, fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	defer p.closeParent()
-	memory := "nomemory"
-	if s.cfg.Memory {
-		memory = "memory"
-	}
 	trace := ""
 	if s.cfg.Trace != nil {
 		trace = " trace"
 	}
 	// The request is in the pipe before the child starts: it never waits.
-	if _, err := fmt.Fprintf(p.reqW, "%s %s %s%s\n", token, t, memory, trace); err != nil {
+	if _, err := fmt.Fprintf(p.reqW, "%s %s%s\n", token, t, trace); err != nil {
 		return tier.Facts{}, fmt.Errorf("%w: writing the request: %v", ErrStart, err)
 	}
 	p.reqW.Close()
