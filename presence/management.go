@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -90,10 +91,15 @@ func (s Skip) Error() string { return "is " + s.Why + ": not counted" }
 // m.Version, m.Count (ErrQuery; bounded by CheckCount before anything is
 // allocated), m.Device for each index (ErrQuery for a device the library
 // cannot give; notes for the rest), then m.Visible. It never panics (Guard)
-// and keeps no state.
+// and keeps no state. Queries of one library (by Source) run one at a time:
+// not every management library counts its inits (a release by one caller
+// would end another's session), and none is asked often.
 func Query(e *Env, m Management) (r Report) {
 	r.Source = m.Source
 	defer Guard(&r)
+	mu := sessionLock(m.Source)
+	mu.Lock()
+	defer mu.Unlock()
 	lib := e.Open(m.Library, &r)
 	if lib == nil {
 		return r
@@ -213,4 +219,12 @@ func ErrorString(f *clib.Func) func(code int) string {
 		}
 		return clib.GoString(f.Call(uintptr(uint32(int32(code)))), clib.MaxCString)
 	}
+}
+
+// sessions holds one lock per management library (Source).
+var sessions sync.Map
+
+func sessionLock(source string) *sync.Mutex {
+	mu, _ := sessions.LoadOrStore(source, new(sync.Mutex))
+	return mu.(*sync.Mutex)
 }

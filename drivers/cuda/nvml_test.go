@@ -46,7 +46,6 @@ var nvmlCommon = &presencetest.Common{
 	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_CC", "-DFAKE_NO_CUDA_VERSION", "-DFAKE_NO_PCI"},
 		Answer: presencetest.Answer{DriverVersion: "550.54.15", Devices: []presence.Device{bare(0), bare(1)}}},
 	Visible: VisibleDevicesEnv, Ignored: []string{"MUSA_VISIBLE_DEVICES"},
-	Concurrent: true,
 	// CUDA's nodes, and HIP's sources (KFD, render nodes). (MTML is
 	// drivers/musa's case.)
 	Also: func(e *presence.Env) { presenceSources(e); hip.Vendor().Presence(e) },

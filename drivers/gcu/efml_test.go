@@ -55,8 +55,9 @@ var efmlCommon = &presencetest.Common{
 	// ENFLAME_VISIBLE_DEVICES is the container toolkit's, not the runtime's.
 	Visible: VisibleDevicesEnv, Ignored: []string{"ENFLAME_VISIBLE_DEVICES"},
 	Also: func(e *presence.Env) { presenceSources(e) }, // the nodes
-	// Not Concurrent: the fake's EfmlInit sets a flag and its release clears it
-	// (no public source says the library counts its inits).
+	// Its fake's init is a flag its release clears (no public source says
+	// the library counts its inits): the concurrent case holds because
+	// presence.Query runs one session at a time.
 }
 
 var efmlCases = []presencetest.Case{

@@ -41,8 +41,7 @@ var xpumlCommon = &presencetest.Common{
 	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_OPTIONAL"},
 		Answer: presencetest.Answer{Devices: []presence.Device{{}, {Index: 1, SourceIndex: 1}}}},
 	Visible: VisibleDevicesEnv, Ignored: []string{"CUDA_VISIBLE_DEVICES"},
-	Concurrent: true,
-	Also:       func(e *presence.Env) { presenceSources(e) }, // the nodes
+	Also: func(e *presence.Env) { presenceSources(e) }, // the nodes
 }
 
 // r300 is the fake's device i with its defaults.

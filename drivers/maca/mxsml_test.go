@@ -40,9 +40,8 @@ var mxsmlCommon = &presencetest.Common{
 	Missing:    presencetest.Missing{Define: "FAKE_NO_NAME", Names: []string{"mxSmlExDeviceGetName"}},
 	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_OPTIONAL"},
 		Answer: presencetest.Answer{Devices: []presence.Device{{Name: "MetaX C500"}, {Index: 1, SourceIndex: 1, Name: "MetaX C500"}}}},
-	Visible:    CUDAVisibleDevicesEnv, // MACA_VISIBLE_DEVICES is undecidable: see below
-	Concurrent: true,
-	Also:       func(e *presence.Env) { presenceSources(e) }, // the nodes
+	Visible: CUDAVisibleDevicesEnv,                        // MACA_VISIBLE_DEVICES is undecidable: see below
+	Also:    func(e *presence.Env) { presenceSources(e) }, // the nodes
 }
 
 // c500 is the fake's device i with its defaults.

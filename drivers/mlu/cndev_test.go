@@ -56,8 +56,9 @@ var cndevCommon = &presencetest.Common{
 	NoErrorString: "FAKE_NO_ERRSTR",
 	Visible:       VisibleDevicesEnv, Ignored: []string{"CUDA_VISIBLE_DEVICES"},
 	Also: func(e *presence.Env) { presenceSources(e) }, // the nodes
-	// Not Concurrent: the fake's cndevInit sets a flag and its release clears it
-	// (no public source says the library counts its inits).
+	// Its fake's init is a flag its release clears (no public source says
+	// the library counts its inits): the concurrent case holds because
+	// presence.Query runs one session at a time.
 }
 
 var cndevCases = []presencetest.Case{

@@ -45,7 +45,6 @@ var mtmlCommon = &presencetest.Common{
 		Answer: presencetest.Answer{Devices: []presence.Device{{Name: "MTT S4000", UUID: "00000000-aaaa-bbbb-cccc-dddddddddddd"}}}},
 	NoErrorString: "FAKE_NO_ERRSTR",
 	Visible:       VisibleDevicesEnv, Ignored: []string{"CUDA_VISIBLE_DEVICES"},
-	Concurrent: true,
 	// MUSA's nodes and HIP's sources. (NVML is drivers/cuda's case.)
 	Also: func(e *presence.Env) { presenceSources(e); hip.Vendor().Presence(e) },
 }

@@ -46,8 +46,7 @@ var dcmiCommon = &presencetest.Common{
 		Answer: presencetest.Answer{Devices: []presence.Device{{}, {Index: 1, SourceIndex: 1}}}},
 	// The container runtime's variable and CUDA's are not the runtime's.
 	Visible: VisibleDevicesEnv, Ignored: []string{"ASCEND_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"},
-	Concurrent: true,                                         // no shutdown
-	Also:       func(e *presence.Env) { presenceSources(e) }, // the nodes
+	Also: func(e *presence.Env) { presenceSources(e) }, // the nodes
 }
 
 // npuAt is the fake's NPU k as DCMI describes it, numbered index.

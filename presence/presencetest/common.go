@@ -59,11 +59,6 @@ type Common struct {
 	// a container toolkit's).
 	Visible string
 	Ignored []string
-	// Concurrent says the library answers callers of one process at once:
-	// its inits are counted (NVML: "a reference count of the number of
-	// initializations is maintained"), or it has no shutdown. Sixteen
-	// concurrent answers are then checked to agree.
-	Concurrent bool
 	// Also runs the binding's other presence sources (its device nodes,
 	// ...) in the case that proves no source loads a driver.
 	Also func(*presence.Env)
@@ -273,7 +268,9 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 				assert.Equal(t, "", r.Visibility)
 			}})
 	}
-	add(c.Concurrent, Case{Name: "concurrent calls",
+	// Sixteen callers at once agree, whether the library counts its inits
+	// or not: presence.Query runs one session of a library at a time.
+	add(true, Case{Name: "concurrent calls",
 		Run: func(t *testing.T) presence.Report {
 			var wg sync.WaitGroup
 			reports := make([]presence.Report, 16)
