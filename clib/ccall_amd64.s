@@ -3,7 +3,10 @@
 #include "textflag.h"
 
 // ctramp calls block.fn(block.args[0..10]) with the C calling convention
-// and stores the integer result in block.r1. When block.then is not 0 and
+// and stores the integer result in block.r1. When block.pre is not 0, it
+// first calls block.pre(block.preArg), stores that result in block.r0 and
+// goes on only when its 32-bit result is 0: "make this device's context
+// current, then launch" in one transition. When block.then is not 0 and
 // fn's 32-bit result is 0 (success), it then calls block.then() on the same
 // thread, in the same transition to C, and stores its result in block.r2:
 // "make this device's context current, then synchronize" costs one
@@ -11,8 +14,11 @@
 //	0   fn
 //	8   then (0: none)
 //	16  args[0] .. 96 args[10]
-//	104 r1
+//	104 r1 (0 when fn did not run)
 //	112 r2 (0 when then did not run)
+//	120 pre (0: none)
+//	128 preArg
+//	136 r0 (pre's result)
 // runtime.cgocall runs it on the system stack with the block's address in
 // DI. The frame (48 bytes and the saved BP) keeps SP 16-byte aligned at the
 // CALL; args[6..10] go to the stack, the block's address to 40(SP).
@@ -20,7 +26,18 @@ GLOBL ·ctrampABI0(SB), NOPTR|RODATA, $8
 DATA ·ctrampABI0(SB)/8, $ctramp<>(SB)
 TEXT ctramp<>(SB), NOSPLIT, $48
 	MOVQ DI, 40(SP)
-	MOVQ DI, R11
+	MOVQ 120(DI), R10
+	TESTQ R10, R10
+	JEQ main
+	MOVQ 128(DI), DI
+	XORL AX, AX
+	CALL R10
+	MOVQ 40(SP), R11
+	MOVQ AX, 136(R11)
+	TESTL AX, AX
+	JNE done
+main:
+	MOVQ 40(SP), R11
 	MOVQ 64(R11), AX
 	MOVQ AX, 0(SP)
 	MOVQ 72(R11), AX

@@ -2,7 +2,10 @@
 
 package clib
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // CallList and CallThen (a device made current, a synchronize, a launch) go
 // through a trampoline of this package's own (ccall_amd64.s) instead of
@@ -14,11 +17,14 @@ import "unsafe"
 
 // cblock is the trampoline's argument block; its layout is the assembly's.
 type cblock struct {
-	fn   uintptr
-	then uintptr // called after fn succeeds; 0: none
-	args [11]uintptr
-	r1   uintptr
-	r2   uintptr // then's result
+	fn     uintptr
+	then   uintptr // called after fn succeeds; 0: none
+	args   [11]uintptr
+	r1     uintptr
+	r2     uintptr // then's result
+	pre    uintptr // called before fn, which runs only when it succeeds; 0: none
+	preArg uintptr
+	r0     uintptr // pre's result
 }
 
 var ctrampABI0 uintptr // the trampoline's address, set in ccall_amd64.s
@@ -49,4 +55,27 @@ func ccallThen(fn uintptr, args []uintptr, then uintptr) (r1, r2 uintptr) {
 	copy(b.args[:], args)
 	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
 	return b.r1, b.r2
+}
+
+// ccallAfter calls pre(preArgs...) and, when it returned 0, fn with args, both
+// on one OS thread in one transition to C; r1 is 0 when fn did not run. A
+// device's context made current by pre is thus current for fn (a launch)
+// without locking the goroutine to its thread.
+func ccallAfter(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0, r1 uintptr) {
+	if len(preArgs) > 1 { // the trampoline passes pre one argument: two calls on one thread
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if r0 = ccall(pre, preArgs); Code(r0) == 0 {
+			r1 = ccall(fn, args)
+		}
+		return r0, r1
+	}
+	var b cblock
+	b.pre, b.fn = pre, fn
+	if len(preArgs) == 1 {
+		b.preArg = preArgs[0]
+	}
+	copy(b.args[:], args)
+	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
+	return b.r0, b.r1
 }

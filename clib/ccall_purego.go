@@ -26,3 +26,15 @@ func ccallThen(fn uintptr, args []uintptr, then uintptr) (r1, r2 uintptr) {
 	runtime.UnlockOSThread()
 	return r1, r2
 }
+
+// ccallAfter calls pre(preArg) and, when it returns 0, fn, on one locked
+// OS thread (see ccall_fast.go's; here they are two calls).
+func ccallAfter(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0, r1 uintptr) {
+	runtime.LockOSThread()
+	r0 = ccall(pre, preArgs)
+	if Code(r0) == 0 {
+		r1 = ccall(fn, args)
+	}
+	runtime.UnlockOSThread()
+	return r0, r1
+}

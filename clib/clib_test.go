@@ -61,6 +61,29 @@ func TestResolveAndCall(t *testing.T) {
 	assert.Zero(t, r2, "then does not run after a failure")
 }
 
+// CallAfter: pre runs first, and fn (here with eleven arguments, five of
+// them on the C stack) only after pre returned 0, all in one call.
+func TestCallAfter(t *testing.T) {
+	h, s := openLibc(t)
+	var snprintf Func
+	require.NoError(t, h.Resolve("libc", []Sym{{Fn: &snprintf, Names: []string{"snprintf"}, Required: true}}))
+	buf := make([]byte, 64)
+	zero := []uintptr{0}
+	format := []byte("%d %d %d %d %d %d %d %d\x00")
+	args := []uintptr{uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(unsafe.Pointer(&format[0])), 1, 2, 3, 4, 5, 6, 7, 8}
+	r0, r1 := snprintf.CallAfter(&s.abs, zero, args)
+	assert.Equal(t, 0, Code(r0))
+	assert.Equal(t, 15, Code(r1), "snprintf ran after pre's 0")
+	assert.Equal(t, "1 2 3 4 5 6 7 8", CString(buf))
+
+	clear(buf)
+	r0, r1 = snprintf.CallAfter(&s.abs, []uintptr{neg(7)}, args)
+	assert.Equal(t, 7, Code(r0))
+	assert.Zero(t, r1, "fn does not run after pre's failure")
+	assert.Equal(t, "", CString(buf))
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { snprintf.CallAfter(&s.abs, zero, args) }), "CallAfter")
+}
+
 func TestResolveMissingRequired(t *testing.T) {
 	h, err := libc.Open(nil)
 	if err != nil {

@@ -122,6 +122,18 @@ func (f *Func) CallThen(args []uintptr, then *Func) (r1, r2 uintptr) {
 	return ccallThen(f.addr, args, then.addr)
 }
 
+// CallAfter calls pre with preArgs and, when it returned 0, f with args
+// (as CallList), both on one OS thread, in one transition to C where pre
+// takes at most one argument; r1 is 0 when f did not run. A device's
+// context made current by pre is thus current for f (a launch) without
+// locking the goroutine to its thread. Like CallList, it allocates nothing.
+func (f *Func) CallAfter(pre *Func, preArgs, args []uintptr) (r0, r1 uintptr) {
+	if t := tracer.Load(); t != nil {
+		return t.callAfter(pre, preArgs, f, args)
+	}
+	return ccallAfter(pre.addr, preArgs, f.addr, args)
+}
+
 // Ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.
 func Ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }

@@ -50,6 +50,16 @@ func (t *traceLog) callThen(f *Func, args []uintptr, then *Func) (r1, r2 uintptr
 	return r1, r2
 }
 
+func (t *traceLog) callAfter(pre *Func, preArgs []uintptr, f *Func, args []uintptr) (r0, r1 uintptr) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r0 = t.call(pre, preArgs, nil)
+	if Code(r0) == 0 {
+		r1 = t.call(f, args, nil)
+	}
+	return r0, r1
+}
+
 // formatArgs shows args as sig describes them (see Sym.Sig).
 func formatArgs(sig string, args []uintptr) string {
 	var b strings.Builder

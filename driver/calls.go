@@ -303,8 +303,21 @@ func (a *api) moduleGetGlobal(h uintptr, name []byte) (addr, size uint64, err er
 // launch calls OpLaunchKernel with its eleven arguments, which live, with the
 // kernel parameters they point to, outside the Go heap (launch.go): no
 // allocation, nothing to pin.
-func (a *api) launch(args *[11]uintptr) error {
-	return a.check(OpLaunchKernel, a.callList(OpLaunchKernel, args[:]))
+// selectThenLaunch selects a device (makeCurrent's call) and launches on
+// it in one transition to C, on one thread: the codes of both (the second
+// 0 when the selection failed). It allocates nothing.
+func (a *api) selectThenLaunch(sel []uintptr, args *[11]uintptr) (selected, launched int) {
+	if a.adapt[a.selectOp()] != nil || a.adapt[OpLaunchKernel] != nil {
+		// A vendor's own shape: two calls on one locked thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if selected = a.callList(a.selectOp(), sel); selected != 0 {
+			return selected, 0
+		}
+		return 0, a.callList(OpLaunchKernel, args[:])
+	}
+	r0, r1 := a.fn[OpLaunchKernel].CallAfter(&a.fn[a.selectOp()], sel, args[:])
+	return clib.Code(r0), clib.Code(r1)
 }
 
 func (a *api) streamCreate() (uintptr, error) {

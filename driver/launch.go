@@ -223,14 +223,19 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	}
 	lb.call = [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
-	if err := s.enterDev(f.m.dev); err != nil {
+	sel, err := s.selector(f.m.dev)
+	if err != nil {
 		putLaunchBuf(lb, len(args))
 		return err
 	}
-	err = s.api.launch(&lb.call)
-	leave()
+	// One transition to C for both calls, on one thread: no locked
+	// goroutine (see Synchronize).
+	selected, launched := s.api.selectThenLaunch(sel.args[:], &lb.call)
 	putLaunchBuf(lb, len(args))
-	if err != nil {
+	if err := s.api.check(s.api.selectOp(), selected); err != nil {
+		return s.opErr(s.api.selectOp(), f.m.dev, err)
+	}
+	if err := s.api.check(OpLaunchKernel, launched); err != nil {
 		return fmt.Errorf("%s(device %d, %q of module %q): %w", s.api.sym(OpLaunchKernel), f.m.dev.ordinal, f.name, f.m.label, err)
 	}
 	return nil
