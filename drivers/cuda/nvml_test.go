@@ -37,7 +37,7 @@ var nvmlCommon = &presencetest.Common{
 	Init: nvmlInit, Shutdown: nvmlShutdown, ErrorString: "nvmlErrorString",
 	Count: "nvmlDeviceGetCount_v2", Handle: "nvmlDeviceGetHandleByIndex_v2",
 	DeviceCalls: []string{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetMemoryInfo"},
-	Answer:      presencetest.Answer{DriverVersion: "550.54.15", Devices: []presence.Device{gpu(0), gpu(1)}},
+	Answer:      presencetest.Answer{DriverVersion: "550.54.15", Devices: []presence.Device{fakeGPU(0), fakeGPU(1)}},
 	InitFail: presencetest.Failure{Code: 9, Name: "NVML_ERROR_DRIVER_NOT_LOADED", Message: "Driver Not Loaded",
 		Reason: "NVML: the NVIDIA kernel driver is not loaded (NVML_ERROR_DRIVER_NOT_LOADED): no NVIDIA GPU is usable here"},
 	CountFail:  presencetest.Failure{Code: 999, Name: "NVML_ERROR_UNKNOWN", Message: "Unknown Error"},
@@ -51,8 +51,8 @@ var nvmlCommon = &presencetest.Common{
 	Also: func(e *presence.Env) { presenceSources(e); hip.Vendor().Presence(e) },
 }
 
-// gpu is the fake's device i with its defaults.
-func gpu(i int) presence.Device {
+// fakeGPU is the fake NVML's device i with its defaults.
+func fakeGPU(i int) presence.Device {
 	d := bare(i)
 	d.PCIBusID, d.Major = fmt.Sprintf("00000000:%02X:00.0", 0x18+i), 9
 	return d
