@@ -146,39 +146,6 @@ func noLaunches(s *Suite) string {
 	return fmt.Sprintf("%s binds no kernel launch (OpLaunchKernel): its Launch reports device.ErrNotSupported", s.typ())
 }
 
-// unbound reports whether a Describe "missing.<feature>" message
-// ("... lacks OpA, OpB, needed for ...") names only operations the vendor
-// binds no function for: a feature it leaves out on purpose, not one its
-// library lacks.
-func (s *Suite) unbound(msg string) bool {
-	_, rest, ok := strings.Cut(msg, " lacks ")
-	if !ok {
-		return false
-	}
-	names, _, ok := strings.Cut(rest, ", needed for ")
-	if !ok {
-		return false
-	}
-	for _, n := range strings.Split(names, ", ") {
-		if !s.unboundOp(n) {
-			return false
-		}
-	}
-	return true
-}
-
-// unboundOp reports whether name is an operation's own name ("OpLaunchKernel",
-// what the core calls an operation the vendor names no function for) and
-// the vendor binds no function for it.
-func (s *Suite) unboundOp(name string) bool {
-	for op := driver.Op(0); op.String() != "Op(?)"; op++ {
-		if op.String() == name {
-			return len(s.Vendor.Symbols[op]) == 0
-		}
-	}
-	return false
-}
-
 // code is the vendor's code for fake_common.h's code c (Codes).
 func (s *Suite) code(c int) int {
 	if v, ok := s.Codes[c]; ok {
