@@ -43,6 +43,13 @@ const MaxLine = 4 << 20
 // through its pipe.
 const exitGrace = 100 * time.Millisecond
 
+// stderrGrace is how long the stderr of a child that exited without an
+// answer may take to reach its end: the Go runtime's "SIGABRT: abort"
+// names the crash, and the copy that reads it may not have run yet when
+// the exit is seen (a loaded machine). Something the child spawned may
+// hold stderr open, so the wait is bounded.
+const stderrGrace = time.Second
+
 // Config configures a Supervisor.
 type Config struct {
 	Timeout time.Duration // FLAGOS_PROBE_TIMEOUT: bounds each child's whole exchange
@@ -221,7 +228,22 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 		children.done()
 	}()
 	var stderr tail
-	go func() { _, _ = io.Copy(&stderr, p.errR) }()
+	stderrDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&stderr, p.errR)
+		close(stderrDone)
+	}()
+	// ended says how a child that gave no answer ended, from its exit and
+	// all it wrote to stderr before it.
+	ended := func(step string, gone error) error {
+		wait := time.NewTimer(stderrGrace)
+		defer wait.Stop()
+		select {
+		case <-stderrDone:
+		case <-wait.C:
+		}
+		return exitError(t, step, gone, stderr.String())
+	}
 	events := make(chan event, 16)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -233,7 +255,7 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	var step string
 	var eof bool
 	var gone error // the child's end, once it has exited
-	ended := false
+	exitSeen := false
 	for {
 		select {
 		case ev := <-events:
@@ -250,8 +272,8 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 				kill()
 				return tier.Facts{}, &childError{vendor: t, step: step, protocol: ev.err.Error()}
 			case ev.eof:
-				if ended {
-					return tier.Facts{}, exitError(t, step, gone, stderr.String())
+				if exitSeen {
+					return tier.Facts{}, ended(step, gone)
 				}
 				eof = true // the child closed its answer: its exit tells why
 				events = nil
@@ -260,15 +282,15 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 			// Lines written before the exit may still be in the pipe: read
 			// them for a short while (something the child spawned may hold
 			// the pipe open, so its end may never come).
-			ended = true
+			exitSeen = true
 			exited = nil
 			if eof {
-				return tier.Facts{}, exitError(t, step, gone, stderr.String())
+				return tier.Facts{}, ended(step, gone)
 			}
 			deadline.Reset(exitGrace)
 		case <-deadline.C:
-			if ended {
-				return tier.Facts{}, exitError(t, step, gone, stderr.String())
+			if exitSeen {
+				return tier.Facts{}, ended(step, gone)
 			}
 			kill()
 			p.ansR.Close() // the reader stops even if something the child spawned holds the pipe

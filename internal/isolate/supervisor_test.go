@@ -86,6 +86,14 @@ func hostile(mode string) {
 		fmt.Fprint(out, "step cuInit\n")
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSEGV)
 		time.Sleep(time.Hour)
+	case "late-crash-report": // the runtime's crash report reaches stderr after the exit is seen
+		helper := exec.Command("sh", "-c", "sleep 0.3; echo 'SIGABRT: abort' >&2")
+		helper.Stderr = os.Stderr
+		if err := helper.Start(); err != nil {
+			os.Exit(7)
+		}
+		fmt.Fprint(out, "step cuInit\n")
+		os.Exit(2)
 	case "exit-quietly":
 		fmt.Fprint(out, "step cuDeviceGetCount\n")
 		fmt.Fprintln(os.Stderr, "something went wrong")
@@ -133,6 +141,11 @@ func TestHostileChildren(t *testing.T) {
 		{"crash-with-helper", 30 * time.Second, func(t *testing.T, f tier.Facts) {
 			assert.Contains(t, f.Result.Reason, "the driver crashed in cuInit (signal 11: segmentation fault)")
 			assert.NotContains(t, f.Result.Reason, "FLAGOS_PROBE_TIMEOUT", "a crash is reported as a crash, not as a timeout")
+		}},
+		{"late-crash-report", 30 * time.Second, func(t *testing.T, f tier.Facts) {
+			// Before the fix the exit was reported before stderr was read:
+			// "exited with status 2", on a loaded machine only.
+			assert.Contains(t, f.Result.Reason, "the driver crashed in cuInit (signal 6: aborted)")
 		}},
 		{"exit-quietly", 30 * time.Second, func(t *testing.T, f tier.Facts) {
 			assert.Contains(t, f.Result.Reason, "exited with status 3 in cuDeviceGetCount without an answer; it printed: something went wrong")
