@@ -35,7 +35,10 @@
 // its driver hung). A line longer than MaxLine, an unknown line, or facts
 // that fail tier.Facts.Check are "the probe child broke its protocol"; a
 // child that dies first is reported with its signal or exit status, even
-// when a process its driver spawned still holds its pipes.
+// when a process its driver spawned still holds its pipes. What a child
+// wrote before its exit is read whole, however late the readers run on a
+// loaded machine (drain.go): its pipes are done once their reader waits
+// on an empty pipe, not after a fixed grace.
 //
 // The answer is taken as soon as the facts line arrives: the child's exit
 // (a driver's teardown: about 55 ms after cuInit on an H200) is not waited

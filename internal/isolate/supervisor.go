@@ -39,16 +39,9 @@ var (
 // devices fit.
 const MaxLine = 4 << 20
 
-// exitGrace is how long an exited child's last lines may take to arrive
-// through its pipe.
-const exitGrace = 100 * time.Millisecond
-
-// stderrGrace is how long the stderr of a child that exited without an
-// answer may take to reach its end: the Go runtime's "SIGABRT: abort"
-// names the crash, and the copy that reads it may not have run yet when
-// the exit is seen (a loaded machine). Something the child spawned may
-// hold stderr open, so the wait is bounded.
-const stderrGrace = time.Second
+// drainBound bounds the reading of an exited child's pipes (drain.go),
+// should their readers never run: the rule ends the wait long before.
+const drainBound = 5 * time.Second
 
 // Config configures a Supervisor.
 type Config struct {
@@ -228,69 +221,90 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 		children.done()
 	}()
 	var stderr tail
+	errR := &watched{f: p.errR, stall: stall.stderr}
 	stderrDone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(&stderr, p.errR)
+		_, _ = io.Copy(&stderr, errR)
 		close(stderrDone)
 	}()
 	// ended says how a child that gave no answer ended, from its exit and
-	// all it wrote to stderr before it.
+	// all it wrote to stderr before it (drain.go).
 	ended := func(step string, gone error) error {
-		wait := time.NewTimer(stderrGrace)
-		defer wait.Stop()
-		select {
-		case <-stderrDone:
-		case <-wait.C:
-		}
+		waitDrained(stderrDone, errR, time.Now().Add(drainBound))
 		return exitError(t, step, gone, stderr.String())
 	}
+	ansR := &watched{f: p.ansR, stall: stall.answer}
 	events := make(chan event, 16)
 	stop := make(chan struct{})
 	defer close(stop)
-	go readAnswer(p.ansR, events, stop, s.traced(t))
+	go readAnswer(ansR, events, stop, s.traced(t))
 
 	kill := func() { _ = cmd.Process.Kill() }
 	deadline := time.NewTimer(s.cfg.Timeout)
 	defer deadline.Stop()
-	var step string
-	var eof bool
-	var gone error // the child's end, once it has exited
-	exitSeen := false
+	var (
+		step     string
+		eof      bool
+		gone     error            // the child's end, once it has exited
+		exitSeen bool             // gone is set
+		drain    <-chan time.Time // ticks once the child has exited
+		drainEnd time.Time        // the drain's bound
+	)
+	// handle takes one event; done when it decided the answer.
+	handle := func(ev event) (f tier.Facts, err error, done bool) {
+		switch {
+		case ev.step != "":
+			step = ev.step
+		case ev.facts != nil:
+			if err := ev.facts.Check(); err != nil {
+				kill()
+				return tier.Facts{}, &childError{vendor: t, step: step, protocol: fmt.Sprintf("its facts are impossible: %v", err)}, true
+			}
+			return *ev.facts, nil, true // the child is reaped in the background
+		case ev.err != nil:
+			kill()
+			return tier.Facts{}, &childError{vendor: t, step: step, protocol: ev.err.Error()}, true
+		case ev.eof:
+			if exitSeen {
+				return tier.Facts{}, ended(step, gone), true
+			}
+			eof = true // the child closed its answer: its exit tells why
+			events = nil
+		}
+		return tier.Facts{}, nil, false
+	}
 	for {
 		select {
 		case ev := <-events:
-			switch {
-			case ev.step != "":
-				step = ev.step
-			case ev.facts != nil:
-				if err := ev.facts.Check(); err != nil {
-					kill()
-					return tier.Facts{}, &childError{vendor: t, step: step, protocol: fmt.Sprintf("its facts are impossible: %v", err)}
-				}
-				return *ev.facts, nil // the child is reaped in the background
-			case ev.err != nil:
-				kill()
-				return tier.Facts{}, &childError{vendor: t, step: step, protocol: ev.err.Error()}
-			case ev.eof:
-				if exitSeen {
-					return tier.Facts{}, ended(step, gone)
-				}
-				eof = true // the child closed its answer: its exit tells why
-				events = nil
+			if f, err, done := handle(ev); done {
+				return f, err
 			}
 		case gone = <-exited:
-			// Lines written before the exit may still be in the pipe: read
-			// them for a short while (something the child spawned may hold
-			// the pipe open, so its end may never come).
 			exitSeen = true
 			exited = nil
 			if eof {
 				return tier.Facts{}, ended(step, gone)
 			}
-			deadline.Reset(exitGrace)
+			// Lines written before the exit may still be in the pipe, or
+			// in the reader's hands: read them all (drain.go).
+			ticker := time.NewTicker(drainTick)
+			defer ticker.Stop()
+			drain = ticker.C
+			drainEnd = time.Now().Add(drainBound)
+		case now := <-drain:
+			if !ansR.drained() && now.Before(drainEnd) {
+				continue
+			}
+			// What the reader sent before it waited again is in events.
+			for len(events) > 0 {
+				if f, err, done := handle(<-events); done {
+					return f, err
+				}
+			}
+			return tier.Facts{}, ended(step, gone)
 		case <-deadline.C:
 			if exitSeen {
-				return tier.Facts{}, ended(step, gone)
+				continue // the drain decides
 			}
 			kill()
 			p.ansR.Close() // the reader stops even if something the child spawned holds the pipe
