@@ -54,6 +54,13 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 	if v.Type == device.CUDA {
 		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
 	}
+	// The isolated tier's children: none for a vendor whose answer needs no
+	// code of its library (none found, or no device node), which a backend
+	// of the vendor's own, never loaded, tells (FactsWithoutLoading).
+	var dry func() (tier.Facts, bool)
+	if s.iso != nil {
+		dry = driver.New(v, opts...).FactsWithoutLoading
+	}
 	switch s.set.tier {
 	case tier.Presence:
 		lookup := func(k string) (string, bool) {
@@ -68,7 +75,7 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 			opts = append(opts, driver.WithPresence(env))
 			break
 		}
-		isolated := s.iso.Facts(v.Type) // WithIsolatedFallback
+		isolated := s.iso.Facts(v.Type, dry) // WithIsolatedFallback
 		opts = append(opts, driver.WithFacts(func(b *driver.Backend) tier.Facts {
 			f := b.PresenceFacts(env)
 			if lib := b.FindLibrary(); f.Result.Available || lib.Err != nil || lib.NoDevice != "" {
@@ -77,7 +84,7 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 			return isolated(b)
 		}))
 	case tier.Isolated:
-		opts = append(opts, driver.WithFacts(s.iso.Facts(v.Type)))
+		opts = append(opts, driver.WithFacts(s.iso.Facts(v.Type, dry)))
 	}
 	return opts
 }

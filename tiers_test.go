@@ -24,16 +24,22 @@ import (
 )
 
 // tierSeen is what a child saw of each vendor backend under a probe tier.
+// tierBackend is what a tier child saw of one backend.
+type tierBackend struct {
+	Available bool
+	Devices   int
+	Reason    string
+	Tier      string
+	// Child and ChildTook are the isolated tier's notes: why no child was
+	// started, and how long the child took.
+	Child, ChildTook string
+}
+
 type tierSeen struct {
-	InitErr  string
-	Elapsed  time.Duration
-	Probe    string
-	Backends map[string]struct {
-		Available bool
-		Devices   int
-		Reason    string
-		Tier      string
-	}
+	InitErr     string
+	Elapsed     time.Duration
+	Probe       string
+	Backends    map[string]tierBackend
 	AliasActive bool
 	ParseCUDA1  string
 	AllocErr    string // an allocation on what cuda means, when asked (TIER_ALLOC)
@@ -105,24 +111,15 @@ func TestTierChild(t *testing.T) {
 		seen.Probe = string(rep.Probe)
 		seen.AliasActive = rep.Alias.Active
 	}
-	seen.Backends = map[string]struct {
-		Available bool
-		Devices   int
-		Reason    string
-		Tier      string
-	}{}
+	seen.Backends = map[string]tierBackend{}
 	for _, b := range device.Default.Backends() {
 		r := b.Available()
-		var tier string
+		tb := tierBackend{Available: r.Available, Devices: r.Devices, Reason: r.Reason}
 		if d, ok := b.(device.Describer); ok {
-			tier = d.Describe().Extra["tier"]
+			x := d.Describe().Extra
+			tb.Tier, tb.Child, tb.ChildTook = x["tier"], x["isolated.child"], x["isolated.duration"]
 		}
-		seen.Backends[string(b.Type())] = struct {
-			Available bool
-			Devices   int
-			Reason    string
-			Tier      string
-		}{r.Available, r.Devices, r.Reason, tier}
+		seen.Backends[string(b.Type())] = tb
 	}
 	if d, err := device.Parse("cuda:1"); err == nil {
 		seen.ParseCUDA1 = d.String()
@@ -394,6 +391,24 @@ func TestProbeTiers(t *testing.T) {
 		assert.Equal(t, 1, countOf(log, "init"), "muInit ran once, in the probe's child: %v", log)
 		assert.True(t, seen.AliasActive, "the alias decision reads the isolated answer")
 		assert.Equal(t, "flagos:1", seen.ParseCUDA1)
+	})
+	t.Run("isolated: no child for a vendor whose library is not here", func(t *testing.T) {
+		// cuda's library is missing: the parent knows the exact tier's
+		// answer without running any driver code, so no child is started
+		// for it; musa's library is there, and gets its child.
+		seen, log := runTier(t, withMUSA("FLAGOS_PROBE=isolated")...)
+		exact, _ := runTier(t, withMUSA("FLAGOS_PROBE=exact")...)
+		cuda := seen.Backends["cuda"]
+		assert.Equal(t, "isolated", cuda.Tier)
+		assert.Contains(t, cuda.Child, "none: no code of the driver would run")
+		assert.Empty(t, cuda.ChildTook, "no child ran for cuda")
+		assert.Equal(t, exact.Backends["cuda"].Reason, cuda.Reason, "the answer is the exact tier's")
+		assert.False(t, cuda.Available)
+		musa := seen.Backends["musa"]
+		assert.Empty(t, musa.Child)
+		assert.NotEmpty(t, musa.ChildTook, "musa's answer came from its child")
+		assert.True(t, musa.Available, musa.Reason)
+		assert.Equal(t, 1, countOf(log, "init"), "muInit ran once, in musa's child")
 	})
 	t.Run("isolated: a driver that crashes in init", func(t *testing.T) {
 		for _, c := range []struct{ crash, want string }{{"segv", "signal 11"}, {"abort", "signal 6"}} {

@@ -143,8 +143,27 @@ func (b *Backend) describeFacts(f *tier.Facts) device.Info {
 // sends to its parent. With freeMemory it also learns each device's free
 // memory, which creates the device's primary context (about 150 ms a GPU
 // on an H200).
-func (b *Backend) ExactFacts(freeMemory bool) tier.Facts {
-	s := b.load()
+func (b *Backend) ExactFacts(freeMemory bool) tier.Facts { return b.factsOf(b.load(), freeMemory) }
+
+// FactsWithoutLoading is ExactFacts where it is known without running any
+// code of the library: the search finds no library (or its checks refuse
+// every candidate), or the vendor's device nodes are missing so the
+// library would not be loaded (Library.Nodes). ok is false when the exact
+// tier would open a library: only loading it can tell. It opens nothing
+// and does not load the backend; the isolated tier asks it first, so that
+// a vendor that is not here costs no child process.
+func (b *Backend) FactsWithoutLoading() (f tier.Facts, ok bool) {
+	ls, ok := b.dryLibrary()
+	if !ok {
+		return tier.Facts{}, false
+	}
+	s := &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, version: ls.version}
+	s.fail(ls.err, ls.reason)
+	return b.factsOf(s, false), true
+}
+
+// factsOf reports s as Facts (tier exact).
+func (b *Backend) factsOf(s *state, freeMemory bool) tier.Facts {
 	f := tier.Facts{Tier: tier.Exact, Result: s.result, Library: s.path, Attempts: attempts(s.attempts), Extra: map[string]string{}}
 	if s.version != 0 {
 		f.DriverVersion = b.v.FormatVersion(s.version)

@@ -159,6 +159,22 @@ func (b *Backend) openLibrary(p *progress) (ls *libState) {
 	return ls
 }
 
+// dryLibrary is what openLibrary answers when that is known without
+// opening anything: the device nodes are missing (withoutNodes), or the
+// search finds no library. ok is false when openLibrary would open one.
+// The reason is the one openLibrary gives: Find runs Open's search and
+// fails with Open's error.
+func (b *Backend) dryLibrary() (ls *libState, ok bool) {
+	if skipped, ok := b.withoutNodes(); ok {
+		return skipped, true
+	}
+	_, as, err := b.find()
+	if err == nil {
+		return nil, false
+	}
+	return &libState{attempts: as, err: err, reason: fmt.Sprintf("%s: %v", b.v.Type, err)}, true
+}
+
 // load returns the state, loading on first use (both stages); the first
 // concurrent callers share one load.
 func (b *Backend) load() *state {

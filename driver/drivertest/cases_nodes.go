@@ -59,6 +59,8 @@ func nodeMissing(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.False(t, loaded(lib), "the library must not be mapped: its constructors would run")
 	assert.NotEmpty(t, b.Describe().Attempts, "the search is still reported")
 	assert.Empty(t, b.Describe().Library, "nothing was opened")
+	dryMatches(t, s, b)
+	assert.False(t, loaded(lib), "nor by the dry answer")
 }
 
 func nodeLoads(t *testing.T, s *Suite, b *driver.Backend) {
@@ -66,6 +68,7 @@ func nodeLoads(t *testing.T, s *Suite, b *driver.Backend) {
 	require.True(t, r.Available, r.Reason)
 	assert.Equal(t, os.Getenv(libEnv), b.Describe().Library)
 	assert.True(t, loaded(os.Getenv(libEnv)), "the check sees a loaded library (so its false above means something)")
+	dryMatches(t, s, b)
 }
 
 // loaded reports whether the process has mapped the library at path,

@@ -25,6 +25,7 @@ func init() {
 		fakeCase{name: "relative_override", setup: relativeOverride, check: relativeRefused},
 		fakeCase{name: "world_writable", setup: worldWritable, check: func(t *testing.T, s *Suite, b *driver.Backend) {
 			notAvailable(t, b, driver.ErrUnsafeLibrary)
+			dryMatches(t, s, b)
 		}},
 		fakeCase{name: "world_writable_searched", setup: worldWritableSearched, check: unsafeSkipped},
 		fakeCase{name: "stub", skip: noStubCode, setup: withOverride(nil, "FAKE_STUB=1"), check: stub},
@@ -59,6 +60,7 @@ func noLibrary(t *testing.T, s *Suite, b *driver.Backend) {
 	require.NotEmpty(t, info.Attempts)
 	assert.Contains(t, info.Attempts[0].Path, s.library().Sonames[0])
 	assert.NotEmpty(t, info.Attempts[0].Error)
+	dryMatches(t, s, b)
 }
 
 // noStubCode skips the stub case for a vendor without a stub library.
@@ -119,6 +121,7 @@ func foundThroughLoader(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Empty(t, last.Error)
 	s.checkVersionString(t, info.DriverVersion)
 	assert.Contains(t, r.Reason, info.Library)
+	dryMatches(t, s, b)
 }
 
 func absoluteOverride(t *testing.T, s *Suite) []string {
@@ -137,6 +140,7 @@ func overrideWins(t *testing.T, s *Suite, b *driver.Backend) {
 	id, err := b.PCIBusID(0)
 	require.NoError(t, err)
 	assert.Equal(t, s.pciBusID(0), id)
+	dryMatches(t, s, b)
 }
 
 func relativeOverride(t *testing.T, s *Suite) []string {
@@ -151,6 +155,7 @@ func relativeRefused(t *testing.T, s *Suite, b *driver.Backend) {
 	info := b.Describe()
 	assert.Empty(t, info.Library)
 	require.Len(t, info.Attempts, 1, "nothing else is tried")
+	dryMatches(t, s, b)
 }
 
 func worldWritable(t *testing.T, s *Suite) []string {
@@ -179,6 +184,7 @@ func unsafeSkipped(t *testing.T, s *Suite, b *driver.Backend) {
 		}
 	}
 	assert.True(t, found, "the unsafe candidate is in the attempt log: %v", b.Describe().Attempts)
+	dryMatches(t, s, b)
 }
 
 func stub(t *testing.T, s *Suite, b *driver.Backend) {
@@ -186,6 +192,7 @@ func stub(t *testing.T, s *Suite, b *driver.Backend) {
 	reason := notAvailable(t, b, driver.ErrStubLibrary)
 	assert.Contains(t, reason, s.Vendor.ResultName(code))
 	assert.Contains(t, reason, fmt.Sprintf("(%d)", code))
+	dryMatches(t, s, b) // a stub is known only once opened
 	assert.Contains(t, reason, os.Getenv(libEnv))
 	assert.Contains(t, reason, "stub")
 	var e *clib.Error

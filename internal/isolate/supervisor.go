@@ -72,6 +72,7 @@ type child struct {
 	start sync.Once
 	done  chan struct{}
 	facts tier.Facts
+	dry   func() (tier.Facts, bool) // see Facts; nil: always a child
 }
 
 // New returns a Supervisor. It starts nothing.
@@ -89,8 +90,13 @@ func New(cfg Config) *Supervisor {
 // asked starts the child of every vendor given to Facts so far, in
 // parallel; a vendor given later starts its own when asked. Each waits for
 // its own child's answer.
-func (s *Supervisor) Facts(t device.Type) func(*driver.Backend) tier.Facts {
-	c := &child{done: make(chan struct{})}
+//
+// dry, when not nil, is asked first, in the parent (a backend's
+// FactsWithoutLoading): where it knows the answer without running any code
+// of the vendor's library (no library, or no device node), no child is
+// started for the vendor, whose answer is dry's.
+func (s *Supervisor) Facts(t device.Type, dry func() (tier.Facts, bool)) func(*driver.Backend) tier.Facts {
+	c := &child{done: make(chan struct{}), dry: dry}
 	s.mu.Lock()
 	s.children[t] = c
 	s.mu.Unlock()
@@ -99,7 +105,7 @@ func (s *Supervisor) Facts(t device.Type) func(*driver.Backend) tier.Facts {
 		for vt, vc := range s.children {
 			vc.start.Do(func() {
 				go func() {
-					vc.facts = s.probe(vt)
+					vc.facts = s.probe(vt, vc.dry)
 					close(vc.done)
 				}()
 			})
@@ -120,9 +126,21 @@ func (s *Supervisor) Err() error {
 	return errors.Join(s.startErr...)
 }
 
-// probe runs vendor t's child and turns what it said into Facts.
-func (s *Supervisor) probe(t device.Type) tier.Facts {
+// probe runs vendor t's child and turns what it said into Facts; or
+// answers dry's facts where dry knows them without a child.
+func (s *Supervisor) probe(t device.Type, dry func() (tier.Facts, bool)) tier.Facts {
 	start := time.Now()
+	if dry != nil {
+		if f, ok := dry(); ok {
+			f.Tier = tier.Isolated
+			if f.Extra == nil {
+				f.Extra = map[string]string{}
+			}
+			f.Extra["isolated.child"] = "none: no code of the driver would run (see the reason), so there was nothing to isolate"
+			s.cfg.Log.Debug("isolated probe without a child", zap.String("vendor", string(t)), zap.String("reason", f.Result.Reason))
+			return f
+		}
+	}
 	var mem memoryQuery
 	if s.cfg.Memory {
 		mem = askMemory(t) // beside the child, not after it

@@ -112,7 +112,7 @@ func hostile(mode string) {
 func probeOnce(t *testing.T, cfg Config, typ device.Type) (tier.Facts, error) {
 	t.Helper()
 	s := New(cfg)
-	f := s.Facts(typ)(nil)
+	f := s.Facts(typ, nil)(nil)
 	return f, s.Err()
 }
 
@@ -220,11 +220,11 @@ func TestTimeoutIsReportedAsSuch(t *testing.T) {
 // child: before the fix its answer was never sent and the ask blocked.
 func TestLateVendor(t *testing.T) {
 	s := New(Config{Timeout: 20 * time.Second})
-	first := s.Facts("first")
+	first := s.Facts("first", nil)
 	f := first(nil)
 	assert.False(t, f.Result.Available, "no such vendor")
 	assert.Contains(t, f.Result.Reason, "exited with status 2", "the child knows no vendor \"first\"")
-	late := s.Facts("late")
+	late := s.Facts("late", nil)
 	done := make(chan tier.Facts, 1)
 	go func() { done <- late(nil) }()
 	select {
@@ -327,4 +327,28 @@ func TestNoChildService(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoChildService)
 	assert.ErrorIs(t, err, ErrStart)
 	assert.Contains(t, f.Result.Reason, "flagshim.ServeProbeChild")
+}
+
+// A vendor whose answer the parent knows without running driver code
+// (dry) gets no child; one whose dry answer declines gets its child.
+func TestDryAnswerStartsNoChild(t *testing.T) {
+	t.Setenv(hostileEnv, "exit-quietly") // what a child would answer, were one started
+	s := New(Config{Timeout: 30 * time.Second})
+	known := tier.Facts{Tier: tier.Exact, Result: probe.Result{Reason: "cuda: libcuda not found"}}
+	asked := 0
+	here := s.Facts("cuda", func() (tier.Facts, bool) { asked++; return known, true })
+	declined := s.Facts("musa", func() (tier.Facts, bool) { return tier.Facts{}, false })
+
+	f := here(nil)
+	assert.Equal(t, 1, asked)
+	assert.Equal(t, "cuda: libcuda not found", f.Result.Reason, "dry's answer, not a child's")
+	assert.Equal(t, tier.Isolated, f.Tier)
+	assert.Contains(t, f.Extra["isolated.child"], "none")
+	assert.NotContains(t, f.Extra, "isolated.duration")
+
+	g := declined(nil)
+	assert.Contains(t, g.Result.Reason, "exited with status 3", "musa's answer came from its child")
+	assert.Contains(t, g.Extra, "isolated.duration")
+	assert.Equal(t, 1, asked, "each vendor is probed once")
+	assert.Zero(t, Wait(10*time.Second))
 }
