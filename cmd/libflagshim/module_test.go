@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ func TestForeignModules(t *testing.T) {
 			"FLAGOS_LIBMUSA_PATH=/nonexistent/libmusa.so.1")
 		return
 	}
+	asCThread()
 	var events []string
 	remove, err := device.DefaultHooks.Register(device.Hook{
 		Name:     "xy",
@@ -93,6 +95,13 @@ func TestForeignModules(t *testing.T) {
 	assert.Equal(t, failBackend, f)
 	_ = tier.Exact
 }
+
+// asCThread keeps the calling goroutine on its thread for the rest of its
+// life, as a C thread is: flagshim_error is the calling thread's last
+// error, and a goroutine that moved between a call and errorMessage read
+// another thread's (a -race run in CI read "" that way). The thread ends
+// with the goroutine.
+func asCThread() { runtime.LockOSThread() }
 
 // TestForeignModuleOncePerLoad: 16 threads report one module at once, as a
 // C host's threads do through flagshim_module_loaded: the hook (its init
@@ -160,6 +169,7 @@ func TestForeignModuleOncePerLoad(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					asCThread()
 					<-start
 					names, f := moduleLoaded("cuda", h, "")
 					answers[i] = answer{names, f, errorMessage(), !finished.Load()}
@@ -208,6 +218,7 @@ func TestNVSHMEMHook(t *testing.T) {
 		dltest.MustChild(t, t.Name(), append(env, "NVS_CASE=attach")...)
 		return
 	}
+	asCThread()
 	if os.Getenv("NVS_CASE") == "attach" {
 		assert.Equal(t, failNVSHMEM, nvshmemEnable(0, false), "nothing loaded NVSHMEM yet")
 		assert.Contains(t, errorMessage(), "not loaded")
