@@ -157,9 +157,7 @@ func (b *Backend) FactsWithoutLoading() (f tier.Facts, ok bool) {
 	if !ok {
 		return tier.Facts{}, false
 	}
-	s := &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, version: ls.version}
-	s.fail(ls.err, ls.reason)
-	return b.factsOf(s, false), true
+	return b.factsOf(b.unloaded(ls), false), true
 }
 
 // factsOf reports s as Facts (tier exact).

@@ -139,11 +139,11 @@ func (b *Backend) openLibrary(p *progress) (ls *libState) {
 	lib, err := b.where().Open(b.o.getenv)
 	if err != nil {
 		var oe *clib.OpenError
+		var as []clib.Attempt
 		if errors.As(err, &oe) {
-			ls.attempts = oe.Attempts
+			as = oe.Attempts
 		}
-		ls.err, ls.reason = err, fmt.Sprintf("%s: %v", v.Type, err)
-		return ls
+		return b.notOpened(as, err)
 	}
 	ls.path, ls.attempts = lib.Path(), lib.Attempts()
 	a, err := resolve(v, lib)
@@ -159,11 +159,16 @@ func (b *Backend) openLibrary(p *progress) (ls *libState) {
 	return ls
 }
 
+// notOpened is the library's state when the search found none to open
+// (err is the search's *clib.OpenError).
+func (b *Backend) notOpened(attempts []clib.Attempt, err error) *libState {
+	return &libState{attempts: attempts, err: err, reason: fmt.Sprintf("%s: %v", b.v.Type, err)}
+}
+
 // dryLibrary is what openLibrary answers when that is known without
 // opening anything: the device nodes are missing (withoutNodes), or the
-// search finds no library. ok is false when openLibrary would open one.
-// The reason is the one openLibrary gives: Find runs Open's search and
-// fails with Open's error.
+// search finds no library (Find runs Open's search and fails with Open's
+// error). ok is false when openLibrary would open one.
 func (b *Backend) dryLibrary() (ls *libState, ok bool) {
 	if skipped, ok := b.withoutNodes(); ok {
 		return skipped, true
@@ -172,7 +177,14 @@ func (b *Backend) dryLibrary() (ls *libState, ok bool) {
 	if err == nil {
 		return nil, false
 	}
-	return &libState{attempts: as, err: err, reason: fmt.Sprintf("%s: %v", b.v.Type, err)}, true
+	return b.notOpened(as, err), true
+}
+
+// unloaded is the state of a library that gave no API (ls.api nil).
+func (b *Backend) unloaded(ls *libState) *state {
+	s := &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, version: ls.version}
+	s.fail(ls.err, ls.reason)
+	return s
 }
 
 // load returns the state, loading on first use (both stages); the first
@@ -183,13 +195,14 @@ func (b *Backend) load() *state {
 	}
 	b.once.Do(func() {
 		ls := b.library()
-		s := &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, api: ls.api, version: ls.version}
+		var s *state
 		if ls.api == nil {
-			s.fail(ls.err, ls.reason)
+			s = b.unloaded(ls)
 		} else {
 			// The guarded goroutine owns st; on a timeout it keeps running
 			// (the driver hangs) and s gets a fresh state, so nothing is
 			// shared with the goroutine left behind.
+			s = &state{v: b.v, count: -1, path: ls.path, attempts: ls.attempts, api: ls.api, version: ls.version}
 			p, st := &progress{hook: b.o.step}, s
 			if done, ok := guarded(b.deadline(), func() *state { b.initDriver(st, p); return st }); ok {
 				s = done

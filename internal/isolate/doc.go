@@ -37,8 +37,8 @@
 // child that dies first is reported with its signal or exit status, even
 // when a process its driver spawned still holds its pipes. What a child
 // wrote before its exit is read whole, however late the readers run on a
-// loaded machine (drain.go): its pipes are done once their reader waits
-// on an empty pipe, not after a fixed grace.
+// loaded machine, within the same timeout (drain.go): its pipes are done
+// once their reader waits on an empty pipe, not after a fixed grace.
 //
 // The answer is taken as soon as the facts line arrives: the child's exit
 // (a driver's teardown: about 55 ms after cuInit on an H200) is not waited

@@ -39,9 +39,12 @@ var (
 // devices fit.
 const MaxLine = 4 << 20
 
-// drainBound bounds the reading of an exited child's pipes (drain.go),
-// should their readers never run: the rule ends the wait long before.
-const drainBound = 5 * time.Second
+// exitGrace is how far past the probe's deadline the pipes of a child
+// that exited may still be read (drain.go): one that exits at the
+// deadline still has its last lines read. The drain's rule ends the wait
+// long before, unless the readers never run or something the child left
+// behind keeps writing.
+const exitGrace = 100 * time.Millisecond
 
 // Config configures a Supervisor.
 type Config struct {
@@ -245,10 +248,20 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 		_, _ = io.Copy(&stderr, errR)
 		close(stderrDone)
 	}()
+	// FLAGOS_PROBE_TIMEOUT bounds the whole exchange, the draining of an
+	// exited child's pipes too (drain.go): until the deadline, or a grace
+	// past it for a child that exited at the deadline.
+	deadlineAt := time.Now().Add(s.cfg.Timeout)
+	drainEnd := func() time.Time {
+		if end := time.Now().Add(exitGrace); end.After(deadlineAt) {
+			return end
+		}
+		return deadlineAt
+	}
 	// ended says how a child that gave no answer ended, from its exit and
-	// all it wrote to stderr before it (drain.go).
+	// all it wrote to stderr before it.
 	ended := func(step string, gone error) error {
-		waitDrained(stderrDone, errR, time.Now().Add(drainBound))
+		waitDrained(stderrDone, errR, drainEnd())
 		return exitError(t, step, gone, stderr.String())
 	}
 	ansR := &watched{f: p.ansR, stall: stall.answer}
@@ -258,7 +271,7 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 	go readAnswer(ansR, events, stop, s.traced(t))
 
 	kill := func() { _ = cmd.Process.Kill() }
-	deadline := time.NewTimer(s.cfg.Timeout)
+	deadline := time.NewTimer(time.Until(deadlineAt))
 	defer deadline.Stop()
 	var (
 		step     string
@@ -266,35 +279,35 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 		gone     error            // the child's end, once it has exited
 		exitSeen bool             // gone is set
 		drain    <-chan time.Time // ticks once the child has exited
-		drainEnd time.Time        // the drain's bound
+		until    time.Time        // the drain's bound
 	)
 	// handle takes one event; done when it decided the answer.
-	handle := func(ev event) (f tier.Facts, err error, done bool) {
+	handle := func(ev event) (f tier.Facts, done bool, err error) {
 		switch {
 		case ev.step != "":
 			step = ev.step
 		case ev.facts != nil:
 			if err := ev.facts.Check(); err != nil {
 				kill()
-				return tier.Facts{}, &childError{vendor: t, step: step, protocol: fmt.Sprintf("its facts are impossible: %v", err)}, true
+				return tier.Facts{}, true, &childError{vendor: t, step: step, protocol: fmt.Sprintf("its facts are impossible: %v", err)}
 			}
-			return *ev.facts, nil, true // the child is reaped in the background
+			return *ev.facts, true, nil // the child is reaped in the background
 		case ev.err != nil:
 			kill()
-			return tier.Facts{}, &childError{vendor: t, step: step, protocol: ev.err.Error()}, true
+			return tier.Facts{}, true, &childError{vendor: t, step: step, protocol: ev.err.Error()}
 		case ev.eof:
 			if exitSeen {
-				return tier.Facts{}, ended(step, gone), true
+				return tier.Facts{}, true, ended(step, gone)
 			}
 			eof = true // the child closed its answer: its exit tells why
 			events = nil
 		}
-		return tier.Facts{}, nil, false
+		return tier.Facts{}, false, nil
 	}
 	for {
 		select {
 		case ev := <-events:
-			if f, err, done := handle(ev); done {
+			if f, done, err := handle(ev); done {
 				return f, err
 			}
 		case gone = <-exited:
@@ -307,22 +320,21 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 			// in the reader's hands: read them all (drain.go).
 			ticker := time.NewTicker(drainTick)
 			defer ticker.Stop()
-			drain = ticker.C
-			drainEnd = time.Now().Add(drainBound)
+			drain, until = ticker.C, drainEnd()
 		case now := <-drain:
-			if !ansR.drained() && now.Before(drainEnd) {
+			if !ansR.drained() && now.Before(until) {
 				continue
 			}
 			// What the reader sent before it waited again is in events.
 			for len(events) > 0 {
-				if f, err, done := handle(<-events); done {
+				if f, done, err := handle(<-events); done {
 					return f, err
 				}
 			}
 			return tier.Facts{}, ended(step, gone)
 		case <-deadline.C:
 			if exitSeen {
-				continue // the drain decides
+				continue // the drain decides, within the same bound
 			}
 			kill()
 			p.ansR.Close() // the reader stops even if something the child spawned holds the pipe
