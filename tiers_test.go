@@ -23,7 +23,6 @@ import (
 	"github.com/flagos-ai/flagshim/internal/onecpu"
 )
 
-// tierSeen is what a child saw of each vendor backend under a probe tier.
 // tierBackend is what a tier child saw of one backend.
 type tierBackend struct {
 	Available bool
@@ -35,6 +34,7 @@ type tierBackend struct {
 	Child, ChildTook string
 }
 
+// tierSeen is what a child saw of each vendor backend under a probe tier.
 type tierSeen struct {
 	InitErr     string
 	Elapsed     time.Duration
