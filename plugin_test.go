@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
 // TestGoPlugin builds testdata/plugin/plug as a Go plugin and
@@ -25,25 +26,14 @@ import (
 // binary was built with (and with -race when it was); the test skips, saying
 // why, only where plugins cannot be built.
 func TestGoPlugin(t *testing.T) {
-	goTool, env := pluginToolchain(t)
-	t.Log("building a Go plugin and its host with go build (a few seconds: the linker)")
-	dir := t.TempDir()
-	plug := filepath.Join(dir, "plug.so")
-	host := filepath.Join(dir, "host")
+	pluginPlatform(t)
+	t.Log("building a Go plugin and its host with go build (a few seconds: the linker; cached while the sources stay the same)")
 	flags := []string{}
 	if testBinaryRace() {
 		flags = append(flags, "-race")
 	}
-	build := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(goTool, append(append([]string{"build"}, flags...), args...)...)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	build("-buildmode=plugin", "-o", plug, "./testdata/plugin/plug")
-	build("-o", host, "./testdata/plugin/host")
+	plug := dltest.GoBuild(t, "./testdata/plugin/plug", "plug.so", append(flags, "-buildmode=plugin")...)
+	host := dltest.GoBuild(t, "./testdata/plugin/host", "host", flags...)
 
 	t.Run("opened before Init: its backend is registered", func(t *testing.T) {
 		res, stderr := runPluginHost(t, host, "before", plug)
@@ -110,31 +100,15 @@ func runPluginHost(t *testing.T, host string, args ...string) (pluginHostResult,
 	return res, stderr.String()
 }
 
-// pluginToolchain returns the go command and the environment that builds
-// plugins with cgo, or skips the test with the reason this platform cannot.
-func pluginToolchain(t *testing.T) (goTool string, env []string) {
+// pluginPlatform skips the test where Go plugins cannot be built (dltest.GoBuild
+// skips it, saying why, where there is no go command or no C compiler).
+func pluginPlatform(t *testing.T) {
 	t.Helper()
 	switch runtime.GOOS {
 	case "linux", "darwin", "freebsd":
 	default:
 		t.Skipf("Go plugins (-buildmode=plugin) are not supported on %s", runtime.GOOS)
 	}
-	// go test puts its own go command first in PATH.
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command, to build the plugin")
-	env = append(os.Environ(), "CGO_ENABLED=1")
-	cmd := exec.Command(goTool, "env", "CC")
-	cmd.Env = env
-	out, err := cmd.Output()
-	require.NoError(t, err, "go env CC")
-	cc := strings.Fields(string(out))
-	if len(cc) == 0 {
-		t.Skipf("Go plugins need cgo, and `go env CC` names no C compiler")
-	}
-	if _, err := exec.LookPath(cc[0]); err != nil {
-		t.Skipf("Go plugins need cgo, and the C compiler %q (go env CC) is not installed: %v", cc[0], err)
-	}
-	return goTool, env
 }
 
 // testBinaryRace reports whether this test binary was built with -race: the

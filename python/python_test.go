@@ -1,14 +1,18 @@
 // Package python_test runs the Python package's own tests (python/tests,
 // unittest) from `go test ./...`, so the README's one test command covers
-// them too. scripts/python-test.sh builds libflagshim.so and runs the suite;
-// where python3, a C compiler or cgo is missing it says so, and this test
-// skips with that reason.
+// them too. The test builds libflagshim.so (dltest.GoBuild: cached while
+// the sources stay the same) and hands it to scripts/python-test.sh, which
+// runs the suite; where python3, a C compiler or cgo is missing it says so,
+// and this test skips with that reason.
 package python_test
 
 import (
+	"os"
 	"os/exec"
 	"regexp"
 	"testing"
+
+	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
 var skipped = regexp.MustCompile(`(?m)^python-test: skipped: (.*)$`)
@@ -21,8 +25,11 @@ func TestPythonPackage(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash to run scripts/python-test.sh")
 	}
-	t.Log("the Python package's suite: building libflagshim.so (cgo), then about 70 scenarios, each a Python process, in two groups (the pip installs beside the rest); the longest group here, 20-30 s on 2 cores")
-	out, err := exec.Command(bash, "../scripts/python-test.sh").CombinedOutput()
+	lib := dltest.GoBuild(t, "../cmd/libflagshim", "libflagshim.so", "-buildmode=c-shared")
+	t.Log("the Python package's suite: about 70 scenarios, each a Python process, in two groups (the pip installs beside the rest); the longest group here, 10-20 s on 2 cores")
+	cmd := exec.Command(bash, "../scripts/python-test.sh")
+	cmd.Env = append(os.Environ(), "FLAGSHIM_TEST_LIBRARY="+lib)
+	out, err := cmd.CombinedOutput()
 	if m := skipped.FindSubmatch(out); m != nil && err == nil {
 		t.Skipf("the Python suite did not run: %s", m[1])
 	}

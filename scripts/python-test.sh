@@ -3,8 +3,10 @@
 #
 #   bash scripts/python-test.sh [unittest discover args...]
 #
-# Builds libflagshim.so with cgo into a private temporary folder, points
-# FLAGSHIM_LIBRARY at it and runs `python3 -m unittest discover -s
+# Builds libflagshim.so with cgo into a private temporary folder (or takes
+# FLAGSHIM_TEST_LIBRARY, an absolute path to one built from this tree: the
+# Go test hands over its cached build), points FLAGSHIM_LIBRARY at it and
+# runs `python3 -m unittest discover -s
 # python/tests -v` with python/ on PYTHONPATH. The tests compile the Go
 # repository's fake vendor libraries with gcc and run every scenario in a
 # process of its own. Where python3, a C compiler or cgo is missing it prints
@@ -33,10 +35,21 @@ export CC=$cc
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/flagshim-python-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 chmod 700 "$tmp"
-echo "python-test: CGO_ENABLED=1 $go build -buildmode=c-shared -o $tmp/libflagshim.so ./cmd/libflagshim"
-CGO_ENABLED=1 "$go" build -buildmode=c-shared -o "$tmp/libflagshim.so" ./cmd/libflagshim
+lib=${FLAGSHIM_TEST_LIBRARY:-}
+if [ -n "$lib" ]; then
+	case $lib in
+	/*) ;;
+	*) echo "python-test: FLAGSHIM_TEST_LIBRARY=$lib is not an absolute path" >&2; exit 2 ;;
+	esac
+	[ -f "$lib" ] || { echo "python-test: FLAGSHIM_TEST_LIBRARY=$lib: no such file" >&2; exit 2; }
+	echo "python-test: the library built by the caller: $lib"
+else
+	lib=$tmp/libflagshim.so
+	echo "python-test: CGO_ENABLED=1 $go build -buildmode=c-shared -o $lib ./cmd/libflagshim"
+	CGO_ENABLED=1 "$go" build -buildmode=c-shared -o "$lib" ./cmd/libflagshim
+fi
 
-export FLAGSHIM_LIBRARY=$tmp/libflagshim.so
+export FLAGSHIM_LIBRARY=$lib
 export FLAGSHIM_GO=$go
 export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1

@@ -119,15 +119,7 @@ func TestREADMEWalkthroughs(t *testing.T) {
 		byVendor[b.vendor] = append(byVendor[b.vendor], i)
 	}
 	// The CLI built once for every vendor's run; the runs side by side.
-	bin := filepath.Join(t.TempDir(), "flagshim")
-	goCmd := "go"
-	if root := os.Getenv("GOROOT"); root != "" {
-		goCmd = filepath.Join(root, "bin", "go")
-	}
-	build := exec.Command(goCmd, "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "PATH="+goPath())
-	b, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/flagshim: %s", b)
+	bin := dltest.GoBuild(t, ".", "flagshim")
 	outs := make([]string, len(vendors))
 	errs := make([]error, len(vendors))
 	cmdsOf := make([][]string, len(vendors))

@@ -250,17 +250,8 @@ func buildCheck(t *testing.T) string {
 	if cc == "" {
 		t.Skip("-buildmode=c-shared needs cgo, and `go env CC` names no installed C compiler")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build the library with: %v", err)
-	}
-	dir := dltest.PrivateDir(t)
-	lib := filepath.Join(dir, "libflagshim.so")
-	build := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)
-	}
+	lib := dltest.GoBuild(t, ".", "libflagshim.so", "-buildmode=c-shared")
+	dir := filepath.Dir(lib)
 	check := filepath.Join(dir, "check")
 	ccArgs := append(strings.Fields(cc)[1:], "-Wall", "-Wextra", "-Werror", "-o", check,
 		"-I.", dltest.Abs(t, "testdata/check.c"), "-L"+dir, "-lflagshim", "-Wl,-rpath,"+dir, "-pthread")

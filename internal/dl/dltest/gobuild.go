@@ -1,0 +1,144 @@
+package dltest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// GoBuild builds the Go package pkg (a path as `go build` takes it,
+// relative to the working directory) with cgo on:
+//
+//	CGO_ENABLED=1 go build -buildvcs=false flags... -o <dir>/name pkg
+//
+// into a fresh private folder of the test's and returns the output's path;
+// what else the build writes beside it (the header of -buildmode=c-shared)
+// is in the same folder. It skips the test where there is no go command or
+// no C compiler, saying which.
+//
+// Builds are cached in the fixtures' cache folder, keyed by what decides
+// their bytes: the package's build ID as `go list -export` computes it with
+// the same flags (which covers every source file of every package it
+// imports, the toolchain and the compile flags), the flags, the output's
+// name, the C compiler's version (the external linker) and the environment
+// that reaches the build (GOFLAGS, CGO_*FLAGS, CC, GOOS, GOARCH, GOAMD64,
+// GOEXPERIMENT). A build replaces the cached builds of the same package
+// folder, flags and output name (their sources changed), so
+// the cache holds one of each. Go's own cache does not spare these builds: a
+// -buildmode=c-shared build compiles every cgo package again each time
+// (golang/go#29132), and no build mode keeps a linked output. VCS stamping
+// is off, so the bytes depend on nothing the key leaves out. A hit is a
+// copy; every failure to use the cache is a fresh build.
+func GoBuild(tb testing.TB, pkg, name string, flags ...string) string {
+	tb.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		tb.Skipf("no go command to build %s with: %v", pkg, err)
+	}
+	if CC() == "" {
+		tb.Skipf("building %s needs cgo, and `go env CC` names no installed C compiler", pkg)
+	}
+	dir := PrivateDir(tb)
+	out := filepath.Join(dir, name)
+	flags = append([]string{"-buildvcs=false"}, flags...)
+	env := append(os.Environ(), "CGO_ENABLED=1")
+
+	key := goBuildKey(goTool, env, pkg, name, flags)
+	if key != "" && fromGoCache(key, dir) {
+		return out
+	}
+	cmd := exec.Command(goTool, append(append([]string{"build"}, flags...), "-o", out, pkg)...)
+	cmd.Env = env
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("CGO_ENABLED=1 go build %s -o %s %s: %v\n%s", strings.Join(flags, " "), out, pkg, err, b)
+	}
+	if key != "" {
+		toGoCache(key, dir)
+	}
+	return out
+}
+
+// goBuildEnv are the variables whose values reach a build without showing
+// in its package's build ID.
+var goBuildEnv = []string{"GOFLAGS", "CGO_CFLAGS", "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "CC", "CXX", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "GOEXPERIMENT"}
+
+// goBuildKey names a build, "" when the cache is off or go cannot say
+// what the package's build ID is.
+func goBuildKey(goTool string, env []string, pkg, name string, flags []string) string {
+	if cacheDir() == "" {
+		return ""
+	}
+	list := exec.Command(goTool, append(append([]string{"list", "-export", "-f", "{{.Dir}}\n{{.BuildID}}"}, flags...), pkg)...)
+	list.Env = env
+	listed, err := list.Output()
+	dir, id, ok := strings.Cut(strings.TrimSpace(string(listed)), "\n")
+	if err != nil || !ok || dir == "" || id == "" {
+		return ""
+	}
+	goEnv := exec.Command(goTool, append([]string{"env"}, goBuildEnv...)...)
+	goEnv.Env = env
+	vars, err := goEnv.Output()
+	if err != nil {
+		return ""
+	}
+	// The family: one package (by its folder, however pkg names it), flags
+	// and output name.
+	family := sha256.Sum256(fmt.Appendf(nil, "go build\x00%s\x00%s\x00%q", dir, name, flags))
+	h := sha256.New()
+	fmt.Fprintf(h, "%x\x00%s\x00%s\x00%s", family, id, vars, cache.version)
+	return "go-" + hex.EncodeToString(family[:8]) + "-" + hex.EncodeToString(h.Sum(nil))
+}
+
+// fromGoCache copies every file of the cached build key into dir; false
+// when there is none or a copy failed.
+func fromGoCache(key, dir string) bool {
+	src := filepath.Join(cacheDir(), key)
+	ents, err := os.ReadDir(src)
+	if err != nil || len(ents) == 0 {
+		return false
+	}
+	for _, e := range ents {
+		if copyFile(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// toGoCache keeps a copy of every file in dir as the build of key: a
+// folder filled under a temporary name, then renamed, so a reader sees all
+// of a build or none of it. A build already there (another test binary's,
+// of the same key) is kept. The builds of the key's family under other
+// keys are removed: a reader copying from one when it goes fails its copy
+// and builds afresh.
+func toGoCache(key, dir string) {
+	root := cacheDir()
+	tmp, err := os.MkdirTemp(root, "build-*")
+	if err != nil {
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err == nil {
+		for _, e := range ents {
+			if err = copyFile(filepath.Join(dir, e.Name()), filepath.Join(tmp, e.Name())); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil || os.Rename(tmp, filepath.Join(root, key)) != nil {
+		os.RemoveAll(tmp)
+		return
+	}
+	family := key[:len("go-")+16+1]
+	old, _ := filepath.Glob(filepath.Join(root, family+"*"))
+	for _, o := range old {
+		if filepath.Base(o) != key {
+			os.RemoveAll(o)
+		}
+	}
+}
