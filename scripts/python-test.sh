@@ -39,9 +39,9 @@ lib=${FLAGSHIM_TEST_LIBRARY:-}
 if [ -n "$lib" ]; then
 	case $lib in
 	/*) ;;
-	*) echo "python-test: FLAGSHIM_TEST_LIBRARY=$lib is not an absolute path" >&2; exit 2 ;;
+	*) echo "python-test: FLAGSHIM_TEST_LIBRARY=$lib is not an absolute path: give the absolute path of a libflagshim.so built from this tree, or unset it to build one" >&2; exit 2 ;;
 	esac
-	[ -f "$lib" ] || { echo "python-test: FLAGSHIM_TEST_LIBRARY=$lib: no such file" >&2; exit 2; }
+	[ -f "$lib" ] || { echo "python-test: FLAGSHIM_TEST_LIBRARY=$lib: no such file; build it (CGO_ENABLED=1 go build -buildmode=c-shared -o $lib ./cmd/libflagshim) or unset the variable" >&2; exit 2; }
 	echo "python-test: the library built by the caller: $lib"
 else
 	lib=$tmp/libflagshim.so

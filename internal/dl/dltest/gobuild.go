@@ -28,8 +28,8 @@ import (
 // name, the C compiler's version (the external linker) and the environment
 // that reaches the build (GOFLAGS, CGO_*FLAGS, CC, GOOS, GOARCH, GOAMD64,
 // GOEXPERIMENT). A build replaces the cached builds of the same package
-// folder, flags and output name (their sources changed), so
-// the cache holds one of each. Go's own cache does not spare these builds: a
+// folder, flags and output name (their sources changed), so the cache
+// holds one of each. Go's own cache does not spare these builds: a
 // -buildmode=c-shared build compiles every cgo package again each time
 // (golang/go#29132), and no build mode keeps a linked output. VCS stamping
 // is off, so the bytes depend on nothing the key leaves out. A hit is a
