@@ -70,7 +70,11 @@ func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 			}
 			return v, true
 		}
-		env := presence.NewEnv(presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root))
+		popts := []presence.Option{presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root)}
+		if s.cfg.noShutdown {
+			popts = append(popts, presence.WithoutShutdown())
+		}
+		env := presence.NewEnv(popts...)
 		if s.iso == nil {
 			opts = append(opts, driver.WithPresence(env))
 			break

@@ -57,6 +57,7 @@ type config struct {
 	probeAll   bool   // WithEveryProbe
 	freeMemory bool   // WithFreeMemory
 	oneCPU     bool   // WithOneCPU
+	noShutdown bool   // WithoutShutdown
 	isoBehind  bool   // WithIsolatedFallback
 	childExe   string // tests: the isolated tier's child binary
 }
@@ -129,6 +130,16 @@ func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 // the affinity cannot be set, Init goes on (FLAGOS_LOG=debug says why). A
 // long-running host must not use it.
 func WithOneCPU() Option { return func(c *config) { c.oneCPU = true } }
+
+// WithoutShutdown is for a program that exits soon after Init (a command,
+// like the flagshim CLI): the management libraries the presence tier reads
+// (and the isolated tier, for WithFreeMemory) are left initialized for the
+// process's exit to release, rather than shut down while the user waits:
+// nvmlShutdown is about 3 ms of the 30 that flagshim list takes on an
+// H100. A library asked again in the process ends the session left open
+// first, so no more than one is ever open. A long-running host needs no
+// such thing.
+func WithoutShutdown() Option { return func(c *config) { c.noShutdown = true } }
 
 // shim is one set of registries with its plan: the process has one (std);
 // tests make their own so that cases share no state.
@@ -307,7 +318,7 @@ func (s *shim) run(ctx context.Context) error {
 		clib.SetTracer(trace) // before the drivers phase: cuInit is traced
 	}
 	if set.tier == tier.Isolated || (set.tier == tier.Presence && s.cfg.isoBehind && !s.cfg.noChildren) {
-		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, Exe: s.cfg.childExe, Trace: trace})
+		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, NoShutdown: s.cfg.noShutdown, Exe: s.cfg.childExe, Trace: trace})
 	} else if s.cfg.oneCPU && set.tier == tier.Exact {
 		cpu, err := onecpu.Pin()
 		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))

@@ -37,7 +37,9 @@ const childGrace = 5 * time.Second
 // it started have exited (at most a few seconds after the output). It is
 // meant to be the last thing a program does: where it initializes a driver
 // in the process (--probe exact), it keeps the process on one CPU from then
-// on (flagshim.WithOneCPU), which makes the exit cheaper.
+// on (flagshim.WithOneCPU), which makes the exit cheaper, and it leaves the
+// management libraries it reads for the exit to shut down
+// (flagshim.WithoutShutdown).
 func Run(args []string, stdout, stderr io.Writer) int {
 	// The CLI is its own isolated probe child: when this process was
 	// started as one by the supervisor, this answers and exits.
@@ -109,7 +111,7 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	// The CLI's answers are exact, but no driver is initialized in the CLI
 	// itself: a hanging or crashing driver cannot take it down.
 	s := &session{stdout: stdout, stderr: stderr, probe: *probe,
-		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU()}}
+		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU(), flagshim.WithoutShutdown()}}
 	if *verbose {
 		l, err := logging.New("info")
 		if err != nil {

@@ -87,7 +87,9 @@ func (s Skip) Error() string { return "is " + s.Why + ": not counted" }
 // Query asks a management library which devices are here, the flow written
 // once: open the library (Env.Open: the override, the search, the checks),
 // resolve m.Symbols, lock the OS thread, m.Init (ErrInit, with
-// m.InitReason's sentence), m.Shutdown deferred (a failure is a note),
+// m.InitReason's sentence), m.Shutdown deferred (a failure is a note;
+// under WithoutShutdown it is left for the process's exit or the library's
+// next query),
 // m.Version, m.Count (ErrQuery; bounded by CheckCount before anything is
 // allocated), m.Device for each index (ErrQuery for a device the library
 // cannot give; notes for the rest), then m.Visible. It never panics (Guard)
@@ -97,9 +99,9 @@ func (s Skip) Error() string { return "is " + s.Why + ": not counted" }
 func Query(e *Env, m Management) (r Report) {
 	r.Source = m.Source
 	defer Guard(&r)
-	mu := sessionLock(m.Source)
-	mu.Lock()
-	defer mu.Unlock()
+	ses := sessionOf(m.Source)
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
 	lib := e.Open(m.Library, &r)
 	if lib == nil {
 		return r
@@ -113,6 +115,7 @@ func Query(e *Env, m Management) (r Report) {
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	ses.close(&r) // the session an earlier query left open (WithoutShutdown)
 	if err := m.Init(); err != nil {
 		r.Err = fmt.Errorf("%w: %w", ErrInit, err)
 		r.Reason = err.Error()
@@ -123,7 +126,11 @@ func Query(e *Env, m Management) (r Report) {
 		e.log.Debug("presence: "+m.Source+" init failed", zap.Error(err))
 		return r
 	}
-	if m.Shutdown != nil {
+	switch {
+	case m.Shutdown == nil:
+	case e.noShutdown:
+		ses.open = m.Shutdown
+	default:
 		defer func() {
 			if err := m.Shutdown(); err != nil {
 				r.Notes = append(r.Notes, err.Error())
@@ -221,10 +228,31 @@ func ErrorString(f *clib.Func) func(code int) string {
 	}
 }
 
-// sessions holds one lock per management library (Source).
+// session is one management library's (Source's) lock and, under
+// WithoutShutdown, the shutdown of the session a query left open.
+type session struct {
+	mu   sync.Mutex
+	open func() error
+}
+
+// close ends the session an earlier query left open, if any, so that at
+// most one is open at a time whatever the libraries' init counting: a
+// failure is a note of r.
+func (s *session) close(r *Report) {
+	if s.open == nil {
+		return
+	}
+	shutdown := s.open
+	s.open = nil
+	if err := shutdown(); err != nil {
+		r.Notes = append(r.Notes, "the session left open by an earlier query: "+err.Error())
+	}
+}
+
+// sessions holds one session per management library (Source).
 var sessions sync.Map
 
-func sessionLock(source string) *sync.Mutex {
-	mu, _ := sessions.LoadOrStore(source, new(sync.Mutex))
-	return mu.(*sync.Mutex)
+func sessionOf(source string) *session {
+	s, _ := sessions.LoadOrStore(source, new(session))
+	return s.(*session)
 }

@@ -3,6 +3,7 @@ package presence_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -253,6 +254,48 @@ func TestQuery(t *testing.T) {
 			tc.check(t, r, k)
 		})
 	}
+}
+
+// WithoutShutdown leaves the session open for the process's exit; the
+// library's next query, in any Env, ends it (through the Management that
+// opened it) before its own init, so that one session at most is open.
+func TestQueryWithoutShutdown(t *testing.T) {
+	keep := presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup()), presence.WithoutShutdown())
+	query := func(e *presence.Env, k *kitLib) presence.Report {
+		m := k.management(false)
+		m.Source = "kit-keep" // its own session, apart from the other tests' "kit"
+		r := presence.Query(e, m)
+		if r.Err != nil && strings.Contains(r.Reason, "libc.so.6 not found") {
+			t.Skipf("libc.so.6 cannot be opened here (not a glibc system?): %s", r.Reason)
+		}
+		require.NoError(t, r.Err)
+		return r
+	}
+	read := []string{"init", "version", "count", "device(0)", "device(1)", "device(2)"}
+
+	first := newKitLib()
+	r := query(keep, first)
+	assert.Len(t, r.Devices, 3)
+	assert.Equal(t, read, first.calls, "no shutdown: the session is left open")
+
+	second := newKitLib()
+	second.shutdownErr = kitCodes.Err("kitShutdown", 999)
+	r = query(keep, second)
+	assert.Equal(t, append(slices.Clone(read), "shutdown"), first.calls, "the next query ends the session left open")
+	assert.Equal(t, read, second.calls, "and leaves its own open")
+	assert.Empty(t, r.Notes)
+
+	third := newKitLib()
+	r = query(kitEnv(), third)
+	assert.Equal(t, append(slices.Clone(read), "shutdown"), second.calls)
+	assert.Equal(t, []string{"the session left open by an earlier query: KIT: kitShutdown returned KIT_ERROR_UNKNOWN (999)"}, r.Notes,
+		"a failed shutdown of the session left open is a note of the query that ended it")
+	assert.Equal(t, append(slices.Clone(read), "shutdown"), third.calls, "a query without the option shuts its own session")
+
+	fourth := newKitLib()
+	query(kitEnv(), fourth)
+	assert.Equal(t, []string{"init", "version", "count", "device(0)", "device(1)", "device(2)", "shutdown"}, fourth.calls)
+	assert.Equal(t, append(slices.Clone(read), "shutdown"), third.calls, "nothing was left open to end twice")
 }
 
 // A required symbol the library lacks: nothing is called.

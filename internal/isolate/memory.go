@@ -25,9 +25,9 @@ import (
 // memoryQuery is a vendor's management-library answer on its way.
 type memoryQuery chan []presence.Report
 
-// askMemory starts vendor t's presence sources on a goroutine; nil when
-// the vendor has none.
-func askMemory(t device.Type) memoryQuery {
+// askMemory starts vendor t's presence sources on a goroutine (leaving
+// their sessions open with noShutdown); nil when the vendor has none.
+func askMemory(t device.Type, noShutdown bool) memoryQuery {
 	v, ok := drivers.Lookup(t)
 	if !ok || v.Presence == nil {
 		return nil
@@ -37,7 +37,11 @@ func askMemory(t device.Type) memoryQuery {
 		root = ""
 	}
 	q := make(memoryQuery, 1)
-	go func() { q <- v.Presence(presence.NewEnv(presence.WithRoot(root))) }()
+	opts := []presence.Option{presence.WithRoot(root)}
+	if noShutdown {
+		opts = append(opts, presence.WithoutShutdown())
+	}
+	go func() { q <- v.Presence(presence.NewEnv(opts...)) }()
 	return q
 }
 

@@ -51,6 +51,10 @@ type Config struct {
 	Timeout time.Duration // FLAGOS_PROBE_TIMEOUT: bounds each child's whole exchange
 	Log     *zap.Logger
 	Memory  bool // learn each device's free memory too (memory.go: from the management library, beside the child)
+	// NoShutdown leaves the management library that answered Memory
+	// initialized (presence.WithoutShutdown): for a process that exits
+	// soon after.
+	NoShutdown bool
 	// Exe is the binary to start; "" is this very program (/proc/self/exe,
 	// else os.Executable). For tests.
 	Exe string
@@ -146,7 +150,7 @@ func (s *Supervisor) probe(t device.Type, dry func() (tier.Facts, bool)) tier.Fa
 	}
 	var mem memoryQuery
 	if s.cfg.Memory {
-		mem = askMemory(t) // beside the child, not after it
+		mem = askMemory(t, s.cfg.NoShutdown) // beside the child, not after it
 	}
 	f, err := s.run(t)
 	if err != nil {
