@@ -5,7 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // The two layouts of /etc/ld.so.cache that glibc's ldconfig writes (see
@@ -73,11 +77,36 @@ var hostOrder binary.ByteOrder = binary.NativeEndian
 func littleEndianHost() bool { return hostOrder.Uint16([]byte{1, 0}) == 1 }
 
 // readLDCache reads and parses the cache at path. A missing file is
-// (nil, nil): a machine without a cache simply has no cache entries.
+// (nil, nil): a machine without a cache simply has no cache entries. The
+// answer is kept for the file it was read from (ldCaches), so that the
+// searches of one process parse the cache once, not once per library.
 func readLDCache(path string) (*ldCache, error) {
-	data, err := readBounded(path, maxCacheSize)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadCache, err)
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadCache, err)
+	}
+	id := cacheFileID{st.Dev, st.Ino, st.Size, st.Mtim, st.Ctim}
+	if e, ok := ldCaches.get(path, id); ok {
+		return e.c, e.err
+	}
+	c, err := readOpenLDCache(path, f)
+	ldCaches.put(path, id, c, err)
+	return c, err
+}
+
+// readOpenLDCache reads and parses the cache open as f.
+func readOpenLDCache(path string, f *os.File) (*ldCache, error) {
+	data, err := io.ReadAll(io.LimitReader(f, maxCacheSize+1))
+	if err == nil && len(data) > maxCacheSize {
+		err = &os.PathError{Op: "read", Path: path, Err: io.ErrShortBuffer}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadCache, err)
@@ -87,6 +116,48 @@ func readLDCache(path string) (*ldCache, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// cacheFileID tells one version of a cache file from another: ldconfig
+// writes a new file and renames it over the old one (a new inode), and an
+// edit in place changes the size or the times.
+type cacheFileID struct {
+	dev, ino   uint64
+	size       int64
+	mtim, ctim unix.Timespec
+}
+
+// ldCaches is this process's parsed caches by path, each with the file it
+// was read from: flagshim list searches for about 24 libraries, and
+// reading and parsing the cache for each was a third of its CPU time. A
+// parsed cache is never changed after parseLDCache, so readers share it.
+var ldCaches parsedCaches
+
+type parsedCaches struct {
+	mu sync.Mutex
+	m  map[string]parsedCache
+}
+
+type parsedCache struct {
+	id  cacheFileID
+	c   *ldCache
+	err error
+}
+
+func (p *parsedCaches) get(path string, id cacheFileID) (parsedCache, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.m[path]
+	return e, ok && e.id == id
+}
+
+func (p *parsedCaches) put(path string, id cacheFileID, c *ldCache, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]parsedCache{}
+	}
+	p.m[path] = parsedCache{id, c, err}
 }
 
 // parseLDCache parses a cache in either layout. It never reads outside

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -268,4 +269,58 @@ func FuzzLDCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A process parses a cache file once, whatever the number of searches, and
+// reads it again once ldconfig has replaced it or it was edited in place;
+// a bad file's error is kept too.
+func TestReadLDCacheReused(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/ld.so.cache"
+	write := func(value string) {
+		t.Helper()
+		tmp := path + ".new" // as ldconfig does: a new file renamed over the old
+		require.NoError(t, os.WriteFile(tmp, buildCache("new", []cacheEntry{{Flags: 0x303, Key: "libcuda.so.1", Value: value}}), 0o644))
+		require.NoError(t, os.Rename(tmp, path))
+	}
+	write("/a/libcuda.so.1")
+	first, err := readLDCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, "/a/libcuda.so.1", first.lookup("libcuda.so.1"))
+	again, err := readLDCache(path)
+	require.NoError(t, err)
+	assert.Same(t, first, again, "the same file: parsed once")
+
+	write("/b/libcuda.so.1")
+	renamed, err := readLDCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, "/b/libcuda.so.1", renamed.lookup("libcuda.so.1"), "a file renamed over it is read again")
+
+	// In place, the same size: the change time tells.
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	edited := bytes.Replace(data, []byte("/b/libcuda"), []byte("/c/libcuda"), 1)
+	require.Len(t, edited, len(data))
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt(edited, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	future := time.Now().Add(time.Hour) // the ctime moves on with this too, whatever the clock's granularity
+	require.NoError(t, os.Chtimes(path, future, future))
+	inPlace, err := readLDCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, "/c/libcuda.so.1", inPlace.lookup("libcuda.so.1"), "an edit in place is read again")
+
+	require.NoError(t, os.WriteFile(path+".new", []byte("not a cache"), 0o644))
+	require.NoError(t, os.Rename(path+".new", path))
+	_, err = readLDCache(path)
+	require.ErrorIs(t, err, errBadCache)
+	_, err2 := readLDCache(path)
+	assert.Equal(t, err, err2, "a bad file's error is kept for it too")
+
+	require.NoError(t, os.Remove(path))
+	c, err := readLDCache(path)
+	assert.NoError(t, err)
+	assert.Nil(t, c, "a missing cache is no cache")
 }
