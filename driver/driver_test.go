@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -245,6 +246,39 @@ func TestLaunchBufsReused(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, seen[lb], "a returned buffer is reused")
 	putLaunchBuf(lb, 0)
+}
+
+// Launches on many goroutines at once never share a buffer, whether they
+// take it from the one-buffer fast slot or the free list (-race checks the
+// rest).
+func TestLaunchBufsConcurrent(t *testing.T) {
+	var mu sync.Mutex
+	inUse := map[*launchBuf]bool{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				lb, err := getLaunchBuf()
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				shared := inUse[lb]
+				inUse[lb] = true
+				mu.Unlock()
+				if !assert.False(t, shared, "a buffer handed to two launches at once") {
+					return
+				}
+				lb.vals[0] = uint64(g<<32 | i)
+				lb.ptrs[0] = uintptr(unsafe.Pointer(&lb.vals[0]))
+				mu.Lock()
+				delete(inUse, lb)
+				mu.Unlock()
+				putLaunchBuf(lb, 1)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestPinnedSet(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,8 +30,11 @@ type launchBuf struct {
 
 // launchBufs is the free list of launch buffers; slabs are mapped as the
 // number of concurrent launches grows and are never unmapped (a few
-// kilobytes per concurrent launch at the peak).
+// kilobytes per concurrent launch at the peak). last holds the buffer the
+// latest launch gave back: launches that do not overlap take and give it
+// with one atomic swap each, not the lock.
 var launchBufs struct {
+	last atomic.Pointer[launchBuf]
 	mu   sync.Mutex
 	free []*launchBuf
 }
@@ -61,6 +65,9 @@ func zeroArgsAddr() (uintptr, error) {
 }
 
 func getLaunchBuf() (*launchBuf, error) {
+	if lb := launchBufs.last.Swap(nil); lb != nil {
+		return lb, nil
+	}
 	launchBufs.mu.Lock()
 	defer launchBufs.mu.Unlock()
 	if len(launchBufs.free) == 0 {
@@ -92,6 +99,9 @@ func putLaunchBuf(lb *launchBuf, n int) {
 	for i := range n {
 		lb.ptrs[i] = zeroArgs.addr
 		lb.vals[i] = 0
+	}
+	if launchBufs.last.CompareAndSwap(nil, lb) {
+		return
 	}
 	launchBufs.mu.Lock()
 	launchBufs.free = append(launchBufs.free, lb)
