@@ -52,7 +52,12 @@ fi
 export FLAGSHIM_LIBRARY=$lib
 export FLAGSHIM_GO=$go
 export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
-export PYTHONDONTWRITEBYTECODE=1
+# Compiled modules go to the run's own folder, not beside the sources: the
+# tree stays clean, and each of the suite's 70 interpreters reads the
+# package compiled once instead of compiling its 17 modules (20 ms each
+# time on the 2-vCPU machine).
+export PYTHONPYCACHEPREFIX=$tmp/pycache
+unset PYTHONDONTWRITEBYTECODE
 if [ $# -gt 0 ]; then
 	exec "$py" -m unittest discover -s python/tests -t python/tests -v "$@"
 fi

@@ -249,6 +249,13 @@ def _neutral_dir() -> str:
     return private_dir("flagshim-cwd-")
 
 
+# How a scenario's interpreter starts: without the site module (-S), so
+# that neither the host's site-packages nor the .pth files there, which
+# run code at every start (on the CI machines, an import of certifi: 50 ms
+# a process), have a say in what a scenario imports or how long it takes.
+# PYTHONPATH (scenario_env) is the whole import path.
+PYTHON = [sys.executable, "-S"]
+
 _PRELUDE = """
 import json, os, sys
 def out(value):
@@ -279,7 +286,7 @@ def run(test: unittest.TestCase, code: str, env: Optional[Dict[str, str]] = None
     last value reported, None when none was. A return code other than
     expect_rc (None: any) fails the test with the process's output."""
     full_env = scenario_env(test, env, stubs=stubs, library_env=library_env)
-    cmd = [sys.executable, "-c", _PRELUDE + textwrap.dedent(prelude) + "\n" + textwrap.dedent(code)] + (args or [])
+    cmd = PYTHON + ["-c", _PRELUDE + textwrap.dedent(prelude) + "\n" + textwrap.dedent(code)] + (args or [])
     try:
         p = subprocess.run(cmd, env=full_env, cwd=_neutral_dir(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=TIMEOUT)

@@ -3,7 +3,6 @@ its own on a fake machine."""
 
 import os
 import subprocess
-import sys
 import unittest
 
 import support
@@ -346,7 +345,7 @@ class TestMusaMachine(unittest.TestCase):
         env = support.scenario_env(self, self.env)
 
         def run(*args):
-            return subprocess.run([sys.executable, "-m", "flagshim", *args], env=env, stdout=subprocess.PIPE,
+            return subprocess.run([*support.PYTHON, "-m", "flagshim", *args], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
 
         p = run("--help")
@@ -372,7 +371,7 @@ class TestMusaMachine(unittest.TestCase):
 
     def test_python_m_flagshim(self):
         env = support.scenario_env(self, self.env)
-        p = subprocess.run([sys.executable, "-m", "flagshim"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        p = subprocess.run([*support.PYTHON, "-m", "flagshim"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=support.TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stderr)
         import json
@@ -381,7 +380,7 @@ class TestMusaMachine(unittest.TestCase):
         self.assertEqual(summary["resolve"], {"cuda:0": "flagos:0"})
         self.assertTrue(summary["alias_active"])
         self.assertEqual(summary["info"]["schema_version"], 1)
-        p = subprocess.run([sys.executable, "-m", "flagshim"], env=dict(env, FLAGOS_ALIAS_CUDA="bogus"),
+        p = subprocess.run([*support.PYTHON, "-m", "flagshim"], env=dict(env, FLAGOS_ALIAS_CUDA="bogus"),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
         self.assertEqual(p.returncode, 1)
         self.assertIn("FLAGOS_ALIAS_CUDA", p.stderr)
