@@ -437,16 +437,23 @@ func TestProbeTiers(t *testing.T) {
 		// The hung driver's helper holds the killed child's answer pipe and
 		// stderr: neither Init nor the reaping waits for it (the child's
 		// stderr is a pipe the supervisor reads apart from the child's exit).
-		helper := fakeHelper(t)
-		// The timeout leaves the child, slow to start under -race, the time
-		// to reach muInit and spawn the helper before it is killed.
-		seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=isolated", "FLAGOS_PROBE_TIMEOUT=3s", "FAKE_MUSA_INIT_SLEEP_MS=20000",
-			"FAKE_MUSA_INIT_HELPER="+helper, "TIER_HELPER="+helper, "TIER_WAIT_CHILDREN=15s")...)
-		require.Empty(t, seen.InitErr)
-		assert.Contains(t, seen.Backends["musa"].Reason, "did not return within 3s (FLAGOS_PROBE_TIMEOUT) in muInit")
-		_, err := os.Stat(helper + ".pid")
-		require.NoError(t, err, "the child was killed before its driver's init spawned the helper: the timeout is too short for this machine")
-		assert.Zero(t, seen.ChildrenLeft, "the killed child was never reaped")
+		// The timeout must leave the child the time to reach muInit and
+		// spawn the helper before it is killed: a second is plenty on an idle
+		// machine; a slow one (-race, a loaded CI runner) gets longer ones.
+		for _, timeout := range []string{"1s", "3s", "9s"} {
+			helper := fakeHelper(t)
+			seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=isolated", "FLAGOS_PROBE_TIMEOUT="+timeout, "FAKE_MUSA_INIT_SLEEP_MS=20000",
+				"FAKE_MUSA_INIT_HELPER="+helper, "TIER_HELPER="+helper, "TIER_WAIT_CHILDREN=15s")...)
+			require.Empty(t, seen.InitErr)
+			assert.Contains(t, seen.Backends["musa"].Reason, "did not return within "+timeout+" (FLAGOS_PROBE_TIMEOUT) in muInit")
+			if _, err := os.Stat(helper + ".pid"); err != nil {
+				t.Logf("FLAGOS_PROBE_TIMEOUT=%s: the child was killed before its driver's init spawned the helper; trying a longer timeout", timeout)
+				continue
+			}
+			assert.Zero(t, seen.ChildrenLeft, "the killed child was never reaped")
+			return
+		}
+		t.Fatal("the child was killed before its driver's init spawned the helper, even with a 9s timeout: this machine is too slow for the case")
 	})
 	t.Run("exact: a driver that hangs in init times out", func(t *testing.T) {
 		seen, _ := runTier(t, withMUSA("FLAGOS_PROBE=exact", "FLAGOS_PROBE_TIMEOUT=300ms", "FAKE_MUSA_INIT_SLEEP_MS=20000")...)
