@@ -9,6 +9,7 @@
 #
 #   scripts/walkthrough.sh VENDOR [VAR=value...] [flagshim arguments...]   # default: info
 #   scripts/walkthrough.sh VENDOR --console < commands
+#   scripts/walkthrough.sh VENDOR --recipe     # how the fake is built: source, soname, flags
 #
 # VENDOR is one of musa, hip, mlu, npu, maca, gcu, kunlunxin.
 #
@@ -42,10 +43,18 @@ kunlunxin) src=drivers/kunlunxin/testdata/fake_libxpurt.c soname=libxpurt.so.1 d
 	;;
 esac
 shift
-# A flagshim binary already built from this checkout (the README drift test
-# builds one for every vendor's run); else the script builds it.
+if [[ ${1:-} == --recipe ]]; then
+	# One line, tab-separated: the source (from the repository root), the
+	# soname, then the compiler flags besides -shared -fPIC -Wl,-soname.
+	printf '%s\t%s\t-Idriver/drivertest/testdata%s\n' "$src" "$soname" "${defs:+$'\t'$defs}"
+	exit 0
+fi
+# A flagshim binary already built from this checkout, and the fake built by
+# the --recipe (the README drift test builds both once, in the fixtures'
+# cache); else the script builds them.
 prebuilt=${WALKTHROUGH_FLAGSHIM:-}
-unset WALKTHROUGH_FLAGSHIM
+fake=${WALKTHROUGH_FAKE:-}
+unset WALKTHROUGH_FLAGSHIM WALKTHROUGH_FAKE
 for v in $(compgen -e); do
 	case $v in
 	FLAGOS_* | FLAGSHIM_* | FAKE_* | *_VISIBLE_DEVICES) unset "$v" ;;
@@ -58,9 +67,13 @@ done
 dir=$(mktemp -d "${TMPDIR:-/tmp}/flagshim-walkthrough.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 chmod 700 "$dir"
-cc=$(cd "$root" && go env CC)
-${cc:-cc} -shared -fPIC -Wl,-soname,$soname -I "$root/driver/drivertest/testdata" $defs \
-	-o "$dir/$soname" "$root/$src"
+if [[ -n $fake ]]; then
+	cp "$fake" "$dir/$soname"
+else
+	cc=$(cd "$root" && go env CC)
+	${cc:-cc} -shared -fPIC -Wl,-soname,$soname -I "$root/driver/drivertest/testdata" $defs \
+		-o "$dir/$soname" "$root/$src"
+fi
 if [[ -n $prebuilt ]]; then
 	cp "$prebuilt" "$dir/flagshim"
 else

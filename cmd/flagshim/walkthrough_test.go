@@ -128,10 +128,11 @@ func TestREADMEWalkthroughs(t *testing.T) {
 		for _, i := range byVendor[v] {
 			cmdsOf[k] = append(cmdsOf[k], blocks[i].commands...)
 		}
+		fake := walkthroughFake(t, bash, v)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[k], errs[k] = runWalkthrough(bash, bin, v, cmdsOf[k])
+			outs[k], errs[k] = runWalkthrough(bash, bin, fake, v, cmdsOf[k])
 		}()
 	}
 	wg.Wait()
@@ -174,9 +175,30 @@ func TestREADMEWalkthroughs(t *testing.T) {
 	}
 }
 
+// walkthroughFake builds the vendor's fake library as the script would
+// (its --recipe), in the fixtures' cache: the script's own compile, once per
+// vendor and run, was most of the test's CPU time.
+func walkthroughFake(t *testing.T, bash, vendor string) string {
+	t.Helper()
+	out, err := exec.Command(bash, "../../scripts/walkthrough.sh", vendor, "--recipe").Output()
+	require.NoError(t, err, "scripts/walkthrough.sh %s --recipe", vendor)
+	f := strings.Split(strings.TrimSuffix(string(out), "\n"), "\t")
+	require.GreaterOrEqual(t, len(f), 2, "scripts/walkthrough.sh %s --recipe: %q", vendor, out)
+	src, soname, flags := filepath.Join("../..", f[0]), f[1], f[2:]
+	for i, f := range flags {
+		if dir, ok := strings.CutPrefix(f, "-I"); ok { // from the repository root, as the script runs it
+			flags[i] = "-I" + filepath.Join("../..", dir)
+		}
+	}
+	lib := filepath.Join(dltest.PrivateDir(t), soname)
+	dltest.BuildLib(t, dltest.Abs(t, lib), soname, []string{src}, flags...)
+	return lib
+}
+
 // runWalkthrough runs scripts/walkthrough.sh VENDOR --console with the
-// commands and the CLI bin, and returns what it printed.
-func runWalkthrough(bash, bin, vendor string, commands []string) (string, error) {
+// commands, the CLI bin and the vendor's fake library, and returns what it
+// printed.
+func runWalkthrough(bash, bin, fake, vendor string, commands []string) (string, error) {
 	script, err := filepath.Abs("../../scripts/walkthrough.sh")
 	if err != nil {
 		return "", err
@@ -189,7 +211,7 @@ func runWalkthrough(bash, bin, vendor string, commands []string) (string, error)
 	cmd.Stdin = strings.NewReader(in.String())
 	// The script's folder is made under /tmp, so that the paths (and the
 	// tables aligned on them) have the README's length.
-	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "PATH="+goPath(), "WALKTHROUGH_FLAGSHIM="+bin)
+	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "PATH="+goPath(), "WALKTHROUGH_FLAGSHIM="+bin, "WALKTHROUGH_FAKE="+fake)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
