@@ -144,7 +144,7 @@ func TestKFDBrokenNode(t *testing.T) {
 // TestKFDTooManyNodes: an implausible topology is refused before any node
 // is read (each of these would be a note: none has properties).
 func TestKFDTooManyNodes(t *testing.T) {
-	tr := presencetest.NewTree(t).Char("dev/kfd")
+	tr := presencetest.NewBigTree(t).Char("dev/kfd")
 	dir := tr.Path(kfdNodes)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	for i := range 2*4096 + 2 {

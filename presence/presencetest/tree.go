@@ -28,6 +28,20 @@ func NewTree(t testing.TB) *Tree {
 	return &Tree{t: t, Root: t.TempDir()}
 }
 
+// NewBigTree is NewTree for a root that will hold thousands of entries (a
+// topology past the device bound): in memory (/dev/shm) where the machine
+// has it, where making and removing 8000 folders takes a tenth of the
+// time it takes on a disk; else where NewTree puts it.
+func NewBigTree(t testing.TB) *Tree {
+	t.Helper()
+	tr := NewTree(t)
+	if dir, err := os.MkdirTemp("/dev/shm", "presencetest-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		tr.Root = dir
+	}
+	return tr
+}
+
 // File writes p (relative to the root) with content, making its folders.
 func (tr *Tree) File(p, content string) *Tree {
 	tr.t.Helper()
