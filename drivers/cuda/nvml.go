@@ -88,9 +88,10 @@ type nvmlPciInfo struct {
 // applies CUDA_VISIBLE_DEVICES as the CUDA runtime would (see
 // presence.Visible). It opens libnvidia-ml.so.1 (FLAGOS_LIBNVML_PATH
 // overrides the search), calls nvmlInit_v2, reads every device and calls
-// nvmlShutdown before returning; it never initializes CUDA. A count above
-// device.MaxDevices is refused before anything is allocated for it. Safe
-// for concurrent use; keeps no state.
+// nvmlShutdown before returning (under presence.WithoutShutdown, the
+// process's exit or the library's next query does); it never initializes
+// CUDA. A count above device.MaxDevices is refused before anything is
+// allocated for it. Safe for concurrent use; keeps no state.
 func NVML(e *presence.Env) presence.Report {
 	var s nvmlSyms
 	c := &clib.Codes{Library: "NVML", Names: nvmlReturnNames, Message: presence.ErrorString(&s.errorString)}

@@ -98,14 +98,15 @@ type efmlDeviceInfo struct {
 	_                              uint32 // logic_id
 }
 
-// EFML asks the Enflame Management Library which GCUs are here, then
-// applies TOPS_VISIBLE_DEVICES (its ordinal form, as CUDA_VISIBLE_DEVICES'
-// ordinals; a DRS-<uuid> partition cannot be resolved here). It opens
-// libefml.so (FLAGOS_LIBEFML_PATH overrides the search), calls EfmlInit,
-// reads every device and calls EfmlShutdown before returning; it never
-// initializes the TOPS runtime (topsInit). A count above device.MaxDevices
-// is refused before anything is allocated for it. Safe for concurrent use;
-// keeps no state.
+// EFML asks the Enflame Management Library which GCUs are here, then applies
+// TOPS_VISIBLE_DEVICES (its ordinal form, as CUDA_VISIBLE_DEVICES' ordinals;
+// a DRS-<uuid> partition cannot be resolved here). It opens libefml.so
+// (FLAGOS_LIBEFML_PATH overrides the search), calls EfmlInit, reads every
+// device and calls EfmlShutdown before returning (under
+// presence.WithoutShutdown, the process's exit or the library's next query
+// does); it never initializes the TOPS runtime (topsInit). A count above
+// device.MaxDevices is refused before anything is allocated for it. Safe for
+// concurrent use; keeps no state.
 func EFML(e *presence.Env) presence.Report {
 	var s efmlSyms
 	c := &clib.Codes{Library: "EFML", Names: efmlReturnNames, Message: s.message}

@@ -116,10 +116,12 @@ var (
 
 // XPUML asks Kunlunxin's management library which XPUs are here, then
 // applies XPU_VISIBLE_DEVICES (see visible). It opens libxpuml.so.1
-// (FLAGOS_LIBXPUML_PATH overrides the search), calls xpumlInit, reads
-// every device and calls xpumlShutdown before returning; it never loads
-// XRE. A count above device.MaxDevices is refused before anything is
-// allocated for it. Safe for concurrent use; keeps no state.
+// (FLAGOS_LIBXPUML_PATH overrides the search), calls xpumlInit, reads every
+// device and calls xpumlShutdown before returning (under
+// presence.WithoutShutdown, the process's exit or the library's next query
+// does); it never loads XRE. A count above device.MaxDevices is refused
+// before anything is allocated for it. Safe for concurrent use; keeps no
+// state.
 func XPUML(e *presence.Env) presence.Report {
 	var s xpumlSyms
 	c := &clib.Codes{Library: "XPUML", Names: xpumlReturnNames, Message: presence.ErrorString(&s.errorString)}

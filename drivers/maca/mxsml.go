@@ -98,12 +98,13 @@ type mxsmlPciInfo struct {
 }
 
 // MXSML asks MetaX's management library which MetaX GPUs are here, then
-// applies the visibility variables as presence.go says. It opens
-// libmxsml.so (FLAGOS_LIBMXSML_PATH overrides the search), calls
-// mxSmlExInit, reads every device and calls mxSmlExShutdown before
-// returning; it never loads the MACA runtime. A count above
-// device.MaxDevices is refused before anything is allocated for it. Safe
-// for concurrent use; keeps no state.
+// applies the visibility variables as presence.go says. It opens libmxsml.so
+// (FLAGOS_LIBMXSML_PATH overrides the search), calls mxSmlExInit, reads
+// every device and calls mxSmlExShutdown before returning (under
+// presence.WithoutShutdown, the process's exit or the library's next query
+// does); it never loads the MACA runtime. A count above device.MaxDevices is
+// refused before anything is allocated for it. Safe for concurrent use;
+// keeps no state.
 func MXSML(e *presence.Env) presence.Report {
 	var s mxsmlSyms
 	c := &clib.Codes{Library: "MXSML", Names: mxsmlReturnNames, Message: presence.ErrorString(&s.errorString)}

@@ -112,10 +112,11 @@ type cndevPCIeInfoV2 struct {
 // applies MLU_VISIBLE_DEVICES (comma-separated ordinals, as
 // CUDA_VISIBLE_DEVICES' ordinals: see presence.Visible). It opens
 // libcndev.so (FLAGOS_LIBCNDEV_PATH overrides the search), calls cndevInit,
-// reads every device and calls cndevRelease before returning; it never
-// initializes CNDrv (cnInit). A count above device.MaxDevices is refused
-// before anything is allocated for it. Safe for concurrent use; keeps no
-// state.
+// reads every device and calls cndevRelease before returning (under
+// presence.WithoutShutdown, the process's exit or the library's next query
+// does); it never initializes CNDrv (cnInit). A count above
+// device.MaxDevices is refused before anything is allocated for it. Safe for
+// concurrent use; keeps no state.
 func CNDev(e *presence.Env) presence.Report {
 	var s cndevSyms
 	c := &clib.Codes{Library: "CNDev", Names: cndevRetNames, Message: presence.ErrorString(&s.errorString)}

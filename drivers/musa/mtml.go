@@ -103,10 +103,11 @@ const mtmlMPCParent = 1
 // MTML asks the Moore Threads Management Library which Moore Threads GPUs
 // are here, then applies MUSA_VISIBLE_DEVICES with CUDA_VISIBLE_DEVICES'
 // rules (see presence.Visible). It opens libmtml.so (FLAGOS_LIBMTML_PATH
-// overrides the search), calls mtmlLibraryInit, reads every device and
-// calls mtmlLibraryShutDown before returning; it never initializes MUSA
-// (muInit). A count above device.MaxDevices is refused before anything is
-// allocated for it. Safe for concurrent use; keeps no state.
+// overrides the search), calls mtmlLibraryInit, reads every device and calls
+// mtmlLibraryShutDown before returning (under presence.WithoutShutdown, the
+// process's exit or the library's next query does); it never initializes
+// MUSA (muInit). A count above device.MaxDevices is refused before anything
+// is allocated for it. Safe for concurrent use; keeps no state.
 func MTML(e *presence.Env) presence.Report {
 	var s mtmlSyms
 	var h uintptr // the MtmlLibrary mtmlLibraryInit gives
