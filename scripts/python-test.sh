@@ -45,8 +45,8 @@ if [ -n "$lib" ]; then
 	echo "python-test: the library built by the caller: $lib"
 else
 	lib=$tmp/libflagshim.so
-	echo "python-test: CGO_ENABLED=1 $go build -buildmode=c-shared -o $lib ./cmd/libflagshim"
-	CGO_ENABLED=1 "$go" build -buildmode=c-shared -o "$lib" ./cmd/libflagshim
+	echo "python-test: CGO_ENABLED=1 $go build -tags netgo -buildmode=c-shared -o $lib ./cmd/libflagshim"
+	CGO_ENABLED=1 "$go" build -tags netgo -buildmode=c-shared -o "$lib" ./cmd/libflagshim
 fi
 
 export FLAGSHIM_LIBRARY=$lib

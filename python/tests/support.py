@@ -83,7 +83,7 @@ def _library() -> tuple:
         return None, "FLAGSHIM_LIBRARY is unset and -buildmode=c-shared needs cgo: no C compiler (gcc, cc, $CC)"
     out = os.path.join(private_dir("flagshim-lib-"), "libflagshim.so")
     r = subprocess.run(
-        [go, "build", "-buildmode=c-shared", "-o", out, "./cmd/libflagshim"],
+        [go, "build", "-tags", "netgo", "-buildmode=c-shared", "-o", out, "./cmd/libflagshim"],
         cwd=ROOT,
         env=dict(os.environ, CGO_ENABLED="1"),
         stdout=subprocess.PIPE,
