@@ -170,6 +170,11 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readOpenBounded(f, path, max)
+}
+
+// readOpenBounded is readBounded for the file open as f.
+func readOpenBounded(f *os.File, path string, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

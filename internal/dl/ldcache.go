@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 
@@ -93,7 +92,8 @@ func readLDCache(path string) (*ldCache, error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadCache, err)
 	}
-	id := cacheFileID{st.Dev, st.Ino, st.Size, st.Mtim, st.Ctim}
+	// Dev and Ino are narrower than 64 bits on some Linux ports.
+	id := cacheFileID{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mtim, st.Ctim}
 	if e, ok := ldCaches.get(path, id); ok {
 		return e.c, e.err
 	}
@@ -104,10 +104,7 @@ func readLDCache(path string) (*ldCache, error) {
 
 // readOpenLDCache reads and parses the cache open as f.
 func readOpenLDCache(path string, f *os.File) (*ldCache, error) {
-	data, err := io.ReadAll(io.LimitReader(f, maxCacheSize+1))
-	if err == nil && len(data) > maxCacheSize {
-		err = &os.PathError{Op: "read", Path: path, Err: io.ErrShortBuffer}
-	}
+	data, err := readOpenBounded(f, path, maxCacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadCache, err)
 	}

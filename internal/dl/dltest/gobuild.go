@@ -73,7 +73,7 @@ func goBuildKey(goTool string, env []string, pkg, name string, flags []string) s
 	if cacheDir() == "" {
 		return ""
 	}
-	list := exec.Command(goTool, append(append([]string{"list", "-export", "-f", "{{.Dir}}\n{{.BuildID}}"}, flags...), pkg)...)
+	list := exec.Command(goTool, append(append([]string{"list", "-export", "-f", "{{.Dir}}\n{{.BuildID}}"}, listFlags(flags)...), pkg)...)
 	list.Env = env
 	listed, err := list.Output()
 	dir, id, ok := strings.Cut(strings.TrimSpace(string(listed)), "\n")
@@ -92,6 +92,22 @@ func goBuildKey(goTool string, env []string, pkg, name string, flags []string) s
 	h := sha256.New()
 	fmt.Fprintf(h, "%x\x00%s\x00%s\x00%s", family, id, vars, cache.version)
 	return "go-" + hex.EncodeToString(family[:8]) + "-" + hex.EncodeToString(h.Sum(nil))
+}
+
+// listFlags are the build flags go list is given for the build ID: all but
+// -buildmode, which stays in the key through the family. Under
+// -buildmode=c-shared, go list -export writes the package's export header
+// as ".h" into its working folder (the test's package folder) whenever it
+// compiles; without it, the ID still moves with every source file and the
+// toolchain.
+func listFlags(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "-buildmode=") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // fromGoCache copies every file of the cached build key into dir; false

@@ -87,3 +87,11 @@ func TestGoBuildCache(t *testing.T) {
 	assert.Equal(t, "build v3", run(GoBuild(t, ".", name, "-ldflags=-X main.tag=v3")))
 	assert.Equal(t, "build v2", run(GoBuild(t, ".", name)), "the unflagged build is still the v2 sources'")
 }
+
+// The build ID is asked of go list without -buildmode, which would make it
+// write an export header (".h") into the test's package folder.
+func TestListFlags(t *testing.T) {
+	assert.Equal(t, []string{"-buildvcs=false", "-tags=netgo"}, listFlags([]string{"-buildvcs=false", "-tags=netgo", "-buildmode=c-shared"}))
+	assert.Equal(t, []string{"-ldflags=-X main.tag=v3"}, listFlags([]string{"-ldflags=-X main.tag=v3"}))
+	assert.Empty(t, listFlags([]string{"-buildmode=plugin"}))
+}
