@@ -15,9 +15,16 @@ import (
 // answer at all. Something the child spawned may also hold a pipe open,
 // so waiting for the pipe's end is no rule either.
 //
-// The rule: a pipe of an exited child is drained once its reader is
-// waiting in read and the pipe holds no byte. More can then come only
-// from something the child left behind, which is not its answer.
+// The rule: once the pipe of an exited child holds no byte, what the child
+// wrote is all in its reader's hands. A read deadline set then (finish)
+// makes the reader's next read fail at once, after it has handled what it
+// holds, and the readers take that for the pipe's end: nothing the child
+// wrote is lost, however late the reader runs. More could come only from
+// something the child left behind, which is not its answer. Asking whether
+// the reader waits in read instead (drained, for a pipe that takes no
+// deadline) has a window: a read that has returned its bytes but not yet
+// said so looks like a reader waiting on an empty pipe, and a loaded
+// machine can keep a goroutine in that window past a drain's tick.
 
 // stall delays the first read of a child's answer and of its stderr: what
 // a loaded machine does to their readers, which tests do on purpose. Set
@@ -56,6 +63,14 @@ func (w *watched) drained() bool {
 	return pending(w.f) == 0
 }
 
+// empty says whether the pipe holds no byte.
+func (w *watched) empty() bool { return pending(w.f) == 0 }
+
+// finish ends the reading once the reader has handled what it holds: its
+// next read fails at once (a read deadline in the past,
+// os.ErrDeadlineExceeded). false where the pipe takes no deadline.
+func (w *watched) finish() bool { return w.f.SetReadDeadline(time.Now()) == nil }
+
 // pending is how many bytes the pipe holds unread (FIONREAD); 0 when it
 // cannot say.
 func pending(f *os.File) int {
@@ -72,16 +87,25 @@ func pending(f *os.File) int {
 	return n
 }
 
-// waitDrained waits until done is closed, or w is drained, or until.
+// waitDrained waits until done is closed (the reader has ended: finished
+// once the pipe is empty), or until; where the pipe takes no deadline,
+// until w is drained.
 func waitDrained(done <-chan struct{}, w *watched, until time.Time) {
 	tick := time.NewTicker(drainTick)
 	defer tick.Stop()
+	finished := false
 	for {
 		select {
 		case <-done:
 			return
 		case now := <-tick.C:
-			if w.drained() || now.After(until) {
+			switch {
+			case now.After(until):
+				return
+			case finished || !w.empty():
+			case w.finish():
+				finished = true
+			case w.drained():
 				return
 			}
 		}

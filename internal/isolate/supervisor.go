@@ -284,6 +284,7 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 		exitSeen bool             // gone is set
 		drain    <-chan time.Time // ticks once the child has exited
 		until    time.Time        // the drain's bound
+		finished bool             // the answer's reader ends after what it holds (drain.go)
 	)
 	// handle takes one event; done when it decided the answer.
 	handle := func(ev event) (f tier.Facts, done bool, err error) {
@@ -326,8 +327,16 @@ func (s *Supervisor) run(t device.Type) (tier.Facts, error) {
 			defer ticker.Stop()
 			drain, until = ticker.C, drainEnd()
 		case now := <-drain:
-			if !ansR.drained() && now.Before(until) {
-				continue
+			if now.Before(until) {
+				switch {
+				case finished || !ansR.empty():
+					continue // the reader's answer or end comes as an event
+				case ansR.finish():
+					finished = true
+					continue
+				case !ansR.drained():
+					continue
+				}
 			}
 			// What the reader sent before it waited again is in events.
 			for len(events) > 0 {
