@@ -11,10 +11,13 @@ the tests that need it skip, saying why.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
+import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -112,9 +115,87 @@ _FAKES = {
 }
 
 
+# The fakes' build cache, shared across runs (the Go tests' fixtures keep
+# theirs in the same folder, under other keys): $TMPDIR/flagshim-test-fakes-
+# <euid>, used only while it is a folder of this user's that no one else may
+# enter, since the tests load what it holds. FLAGSHIM_TEST_NO_CACHE turns it
+# off. A key names a build: the compiler's version, the command, every
+# source and every header or source beside them or in an -I folder.
+_cache_state: Dict[str, str] = {}
+
+
+def _cache_dir() -> str:
+    if "dir" in _cache_state:
+        return _cache_state["dir"]
+    _cache_state["dir"] = ""
+    compiler = cc()
+    if os.environ.get("FLAGSHIM_TEST_NO_CACHE") or not compiler:
+        return ""
+    d = os.path.join(tempfile.gettempdir(), f"flagshim-test-fakes-{os.geteuid()}")
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return ""
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        return ""  # not ours alone: never load what it holds
+    try:
+        version = subprocess.run(compiler.split() + ["--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    _cache_state["dir"], _cache_state["version"] = d, version.decode(errors="replace")
+    return d
+
+
+def _cache_key(cmd: List[str], srcs: List[str]) -> str:
+    """The key of the build cmd of srcs (cmd names the output, the sources
+    and the fakes' folder by placeholders, so that a build in another
+    run's temporary folder has the same key); "" when the cache is off or
+    a file cannot be read."""
+    if not _cache_dir():
+        return ""
+    h = hashlib.sha256(("python\0" + _cache_state["version"] + "\0").encode())
+    dirs = {os.path.dirname(s) for s in srcs} | {a[2:] for a in cmd if a.startswith("-I")}
+    try:
+        for a in cmd:
+            h.update(a.encode() + b"\0")
+        for path in srcs + [os.path.join(d, n) for d in sorted(dirs) for n in sorted(os.listdir(d))
+                            if n.endswith((".c", ".h"))]:
+            with open(path, "rb") as f:
+                h.update(os.path.basename(path).encode() + b"\0" + f.read() + b"\0")
+    except OSError:
+        return ""
+    return "py-" + h.hexdigest()
+
+
+def _from_cache(key: str, out: str) -> bool:
+    try:
+        shutil.copyfile(os.path.join(_cache_dir(), key), out)
+    except OSError:
+        return False
+    os.chmod(out, 0o755)
+    return True
+
+
+def _to_cache(key: str, out: str) -> None:
+    d = _cache_dir()
+    fd, tmp = tempfile.mkstemp(prefix="build-", dir=d)
+    os.close(fd)
+    try:
+        shutil.copyfile(out, tmp)
+        os.replace(tmp, os.path.join(d, key))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
 class Fakes:
-    """The Go repository's fake vendor libraries, compiled once per test run
-    into a private folder."""
+    """The Go repository's fake vendor libraries, built once per test run
+    into a private folder: copied from the build cache where an earlier run
+    compiled the same sources with the same command, else compiled."""
 
     _dir: Optional[str] = None
     _built: Dict[str, str] = {}
@@ -134,10 +215,16 @@ class Fakes:
         if missing:
             test.skipTest(f"the fakes' sources are not here (not run from a flagshim checkout): {missing}")
         cmd = compiler.split() + ["-shared", "-fPIC", "-O2", "-Wall", "-o", out] + flags + srcs
+        named = {out: "$OUT", **{src: f"$SRC{i}" for i, src in enumerate(srcs)}}
+        key = _cache_key([named.get(a, a).replace(cls.dir(), "$FAKES") for a in cmd], srcs)
+        if key and _from_cache(key, out):
+            return
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stdout}")
         os.chmod(out, 0o755)
+        if key:
+            _to_cache(key, out)
 
     @classmethod
     def build(cls, test: unittest.TestCase, name: str) -> str:
@@ -152,11 +239,13 @@ class Fakes:
             # made a context current), as plugins/nvshmem's tests build it.
             cls.build(test, "cuda")
             out = os.path.join(d, "libnvshmem_host.so.3")
+            # $ORIGIN: the fake libcuda beside it, wherever the folder is
+            # (a build may come from the cache of an earlier run).
             cls._compile(
                 test,
                 out,
                 [os.path.join(ROOT, "plugins/nvshmem/testdata/fake_nvshmem.c")],
-                ["-Wl,-soname,libnvshmem_host.so.3", "-Wl,--no-as-needed", f"-L{d}", "-l:libcuda.so.1", f"-Wl,-rpath,{d}"],
+                ["-Wl,-soname,libnvshmem_host.so.3", "-Wl,--no-as-needed", f"-L{d}", "-l:libcuda.so.1", "-Wl,-rpath,$ORIGIN"],
             )
         else:
             src, soname, flags = _FAKES[name]
