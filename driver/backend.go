@@ -226,6 +226,15 @@ func (b *Backend) Synchronize(index int) error {
 	if err != nil {
 		return err
 	}
+	if s.api.synchronizesContexts() {
+		// One call that names the context (cuCtxSynchronize_v2): the
+		// thread's current context stays as it was, and nothing needs
+		// the thread.
+		if err := s.api.check(OpSynchronizeContext, s.api.callList(OpSynchronizeContext, sel.args[:])); err != nil {
+			return s.opErr(OpSynchronizeContext, d, err)
+		}
+		return nil
+	}
 	// One transition to C for both calls, on one thread: no locked
 	// goroutine, half the cgocall cost (see ccallThen).
 	selected, synced := s.api.selectThenSynchronize(sel.args[:])

@@ -23,12 +23,13 @@ const (
 	OpErrorName                 // cuGetErrorName(CUresult, const char **s) or const char *hipGetErrorName(hipError_t)
 	OpErrorString               // cuGetErrorString, likewise
 
-	OpPrimaryCtxRetain // cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice)     required by PrimaryContext
-	OpCtxSetCurrent    // cuCtxSetCurrent(CUcontext)                              required by PrimaryContext, DeviceContext
-	OpCtxGetCurrent    // cuCtxGetCurrent(CUcontext *ctx): NULL without one       required by DeviceContext
-	OpSetDevice        // hipSetDevice(int ordinal)                               required by CurrentDevice, DeviceContext
-	OpGetDevice        // hipGetDevice(int *ordinal)
-	OpSynchronize      // cuCtxSynchronize(void) / hipDeviceSynchronize(void)     required
+	OpPrimaryCtxRetain   // cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice)     required by PrimaryContext
+	OpCtxSetCurrent      // cuCtxSetCurrent(CUcontext)                              required by PrimaryContext, DeviceContext
+	OpCtxGetCurrent      // cuCtxGetCurrent(CUcontext *ctx): NULL without one       required by DeviceContext
+	OpSetDevice          // hipSetDevice(int ordinal)                               required by CurrentDevice, DeviceContext
+	OpGetDevice          // hipGetDevice(int *ordinal)
+	OpSynchronize        // cuCtxSynchronize(void) / hipDeviceSynchronize(void)     required
+	OpSynchronizeContext // cuCtxSynchronize_v2(CUcontext ctx): CUDA 13.0+; ctx need not be current
 
 	OpMemGetInfo   // cuMemGetInfo_v2(size_t *free, size_t *total)
 	OpMemAlloc     // cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
@@ -79,6 +80,7 @@ var opNames = [numOps]string{
 	"Init", "DriverVersion", "DeviceCount", "DeviceGet", "DeviceName", "DeviceTotalMem", "DeviceAttribute",
 	"DeviceUUID", "DevicePCIBusID", "ErrorName", "ErrorString",
 	"PrimaryCtxRetain", "CtxSetCurrent", "CtxGetCurrent", "SetDevice", "GetDevice", "Synchronize",
+	"SynchronizeContext",
 	"MemGetInfo", "MemAlloc", "MemFree", "MemcpyHtoD", "MemcpyDtoH", "MemHostAlloc", "MemFreeHost",
 	"ModuleLoadDataEx", "ModuleLoadData", "ModuleUnload", "ModuleGetFunction", "ModuleGetGlobal", "LaunchKernel",
 	"StreamCreate", "StreamSynchronize", "StreamDestroy", "StreamWaitEvent", "MemcpyHtoDAsync", "MemcpyDtoHAsync",
@@ -95,7 +97,8 @@ var opSigs = [numOps]string{
 	OpDeviceTotalMem: "ph", OpDeviceAttribute: "pih", OpDeviceUUID: "ph", OpDevicePCIBusID: "pih",
 	OpErrorName: "ip", OpErrorString: "ip",
 	OpPrimaryCtxRetain: "ph", OpCtxSetCurrent: "h", OpCtxGetCurrent: "p", OpSetDevice: "i", OpGetDevice: "p", OpSynchronize: "",
-	OpMemGetInfo: "pp", OpMemAlloc: "pu", OpMemFree: "h", OpMemcpyHtoD: "hpu", OpMemcpyDtoH: "phu",
+	OpSynchronizeContext: "h",
+	OpMemGetInfo:         "pp", OpMemAlloc: "pu", OpMemFree: "h", OpMemcpyHtoD: "hpu", OpMemcpyDtoH: "phu",
 	OpMemHostAlloc: "puu", OpMemFreeHost: "p",
 	OpModuleLoadDataEx: "ppupp", OpModuleLoadData: "pp", OpModuleUnload: "h", OpModuleGetFunction: "php",
 	OpModuleGetGlobal: "pphp", OpLaunchKernel: "huuuuuuuhpp",

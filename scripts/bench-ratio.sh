@@ -61,7 +61,7 @@ paired)
 			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 		}
 		END {
-			goal["SetCurrent"] = 1; goal["Synchronize"] = 1.15; goal["Launch3Args"] = 1.05; goal["Launch8Args"] = 1.05
+			goal["SetCurrent"] = 1; goal["Synchronize"] = 1.15; goal["SynchronizeVsSetSync"] = "-"; goal["RawSetThenSync"] = "-"; goal["Launch3Args"] = 1.05; goal["Launch8Args"] = 1.05
 			# one iteration: 100 nop launches and a stream synchronize; Go replays a graph of them
 			goal["GraphReplay100/VsCLaunches"] = 0.5           # Go graph replay / C 100 x cuLaunchKernel
 			goal["GraphReplay100/VsCReplay"] = "-"             # Go graph replay / C cuGraphLaunch of the same graph
@@ -105,6 +105,7 @@ run)
 		END {
 			row("SetCurrent", "BenchmarkGPUSetCurrent", "BenchmarkC_SetCurrent", "1")
 			row("Synchronize", "BenchmarkGPUSynchronize", "BenchmarkC_Synchronize", "1.15")
+			row("Synchronize vs C v2", "BenchmarkGPUSynchronize", "BenchmarkC_SyncContext", "-")
 			row("Launch (3 args)", "BenchmarkGPULaunch3Args", "BenchmarkC_SetLaunch3Args", "1.05")
 			row("Launch (8 args)", "BenchmarkGPULaunch8Args", "BenchmarkC_SetLaunch8Args", "1.05")
 			row("Launch (3) vs bare C", "BenchmarkGPULaunch3Args", "BenchmarkC_Launch3Args", "-")

@@ -17,7 +17,7 @@
  *
  *   int  cfloor_open(const char *ptx);   0, or the CUresult that failed
  *   int  cfloor_graph_open(void);        the graph loops' setup (after cfloor_open): 0, or the CUresult
- *   long cfloor_slice(int op, long n);   ns that n of op took (enum op below)
+ *   long cfloor_slice(int op, long n);   ns that n of op took (enum op below); -1: the driver lacks op's function
  *
  * The graph loops (drivers/cuda's BenchmarkGPUGraphReplay100) time one
  * iteration as 100 nop3 launches and a synchronize of their stream, a
@@ -41,6 +41,7 @@ static CUresult (*cuDeviceGet)(int *, int);
 static CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, int);
 static CUresult (*cuCtxSetCurrent)(CUcontext);
 static CUresult (*cuCtxSynchronize)(void);
+static CUresult (*cuCtxSynchronize_v2)(CUcontext); /* CUDA 13.0+; NULL where the driver lacks it */
 static CUresult (*cuModuleLoadData)(CUmodule *, const void *);
 static CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 static CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
@@ -82,7 +83,7 @@ static char *slurp(const char *path) {
 }
 
 enum op { OP_SET_CURRENT, OP_SYNCHRONIZE, OP_SYNC_ONLY, OP_SET_LAUNCH3, OP_SET_LAUNCH8, OP_LAUNCH3, OP_LAUNCH8,
-	OP_LAUNCH100, OP_GRAPH100 };
+	OP_LAUNCH100, OP_GRAPH100, OP_SYNC_CONTEXT };
 
 static int dev;
 static CUcontext ctx;
@@ -116,6 +117,7 @@ static int setup(const char *ptx) {
 	    (r = cuMemAlloc(&p, 64)))
 		return r;
 	a0 = p, a1 = p + 8, a4 = 1ULL << 40, a5 = 3;
+	cuCtxSynchronize_v2 = dlsym(lib, "cuCtxSynchronize_v2"); /* optional: OP_SYNC_CONTEXT */
 	return 0;
 }
 
@@ -154,6 +156,10 @@ static double slice(enum op op, long n) {
 		break;
 	case OP_SYNCHRONIZE:
 		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuCtxSynchronize()); }
+		break;
+	case OP_SYNC_CONTEXT: /* the context named, none made current: what Synchronize does on CUDA 13 */
+		if (!cuCtxSynchronize_v2) return -1;
+		for (long i = 0; i < n; i++) CHECK(cuCtxSynchronize_v2(ctx));
 		break;
 	case OP_SYNC_ONLY:
 		CHECK(cuCtxSetCurrent(ctx));
@@ -214,13 +220,15 @@ int main(int argc, char **argv) {
 	/* div: a loop of iters/div iterations (each of 100 launches for the graph loops) */
 	static const struct { enum op op; const char *name; long div; } loops[] = {
 		{OP_SET_CURRENT, "SetCurrent", 1}, {OP_SYNCHRONIZE, "Synchronize", 1}, {OP_SYNC_ONLY, "SyncOnly", 1},
+		{OP_SYNC_CONTEXT, "SyncContext", 1},
 		{OP_LAUNCH3, "Launch3Args", 10}, {OP_SET_LAUNCH3, "SetLaunch3Args", 10},
 		{OP_LAUNCH8, "Launch8Args", 10}, {OP_SET_LAUNCH8, "SetLaunch8Args", 10},
 		{OP_LAUNCH100, "Launch100Sync", 1000}, {OP_GRAPH100, "Graph100Sync", 1000},
 	};
 	for (int r = 0; r < repeats; r++) {
 		for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++) {
-			if (graphs && loops[l].op >= OP_LAUNCH100) continue;
+			if (graphs && (loops[l].op == OP_LAUNCH100 || loops[l].op == OP_GRAPH100)) continue;
+			if (loops[l].op == OP_SYNC_CONTEXT && !cuCtxSynchronize_v2) continue;
 			long n = iters / loops[l].div;
 			if (n < 1) n = 1;
 			printf("BenchmarkC_%s\t%ld\t%.2f ns/op\n", loops[l].name, n, slice(loops[l].op, n) / n);

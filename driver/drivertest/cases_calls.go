@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -263,6 +264,25 @@ func hotPaths(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Zero(t, allocs, "Current, SetCurrent, Synchronize, Launch and a stream's Launch and Synchronize must not allocate")
 }
 
+// syncSym is the function Synchronize waits with: the vendor's
+// OpSynchronizeContext (a context named, none made current) where the
+// library under test has it in CUDA's shape and the vendor's selector is a
+// context, else its OpSynchronize.
+func (s *Suite) syncSym(t *testing.T) string {
+	t.Helper()
+	if s.Vendor.Context == driver.CurrentDevice || s.Vendor.Adapters[driver.OpSynchronizeContext] != nil {
+		return s.sym(driver.OpSynchronize)
+	}
+	lib, err := purego.Dlopen(os.Getenv(libEnv), purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	require.NoError(t, err)
+	for _, name := range s.Vendor.Symbols[driver.OpSynchronizeContext] {
+		if _, err := purego.Dlsym(lib, name); err == nil {
+			return name
+		}
+	}
+	return s.sym(driver.OpSynchronize)
+}
+
 func callError(t *testing.T, s *Suite, b *driver.Backend) {
 	err := b.Synchronize(1)
 	require.Error(t, err)
@@ -271,7 +291,7 @@ func callError(t *testing.T, s *Suite, b *driver.Backend) {
 	code := s.code(700)
 	assert.Equal(t, code, e.Code)
 	assert.Equal(t, s.Vendor.ResultName(code), e.Name)
-	want := fmt.Sprintf("%s: %s(device 1) returned %s (%d)", s.typ(), s.sym(driver.OpSynchronize), s.Vendor.ResultName(code), code)
+	want := fmt.Sprintf("%s: %s(device 1) returned %s (%d)", s.typ(), s.syncSym(t), s.Vendor.ResultName(code), code)
 	if s.hasErrorString() {
 		assert.Contains(t, e.Message, "illegal memory access")
 		want += ": fake: an illegal memory access was encountered"

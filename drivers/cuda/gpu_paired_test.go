@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/internal/dl"
 )
@@ -60,6 +62,17 @@ func BenchmarkGPUPaired(b *testing.B) {
 		return func() error { return be.Launch(0, fn, one, one, 0, a...) }
 	}
 
+	rawSync, syncContext := rawSetThenSync(b)
+	// Synchronize's C floor is the same driver calls: one
+	// cuCtxSynchronize_v2 where the driver has it (CUDA 13.0+), as the
+	// backend then makes, else cuCtxSetCurrent and cuCtxSynchronize.
+	// SynchronizeVsSetSync keeps the second floor where the first is the
+	// goal's.
+	syncOp := 1
+	if syncContext {
+		syncOp = 9
+	}
+
 	// op numbers are scripts/cfloor.c's enum op.
 	for _, c := range []struct {
 		name   string
@@ -69,7 +82,11 @@ func BenchmarkGPUPaired(b *testing.B) {
 		launch bool // drained after the clock stops, as the C loop does
 	}{
 		{"SetCurrent", 0, 20000, func() error { return be.SetCurrent(0) }, false},
-		{"Synchronize", 1, 2000, func() error { return be.Synchronize(0) }, false},
+		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, false},
+		{"SynchronizeVsSetSync", 1, 2000, func() error { return be.Synchronize(0) }, false},
+		// The floor of any Go caller: cuCtxSetCurrent and cuCtxSynchronize
+		// through clib's transition alone (one runtime.cgocall), no backend.
+		{"RawSetThenSync", 1, 2000, rawSync, false},
 		{"Launch3Args", 3, 200, launch("nop3", nop3Args), true},
 		{"Launch8Args", 4, 200, launch("nop8", nop8Args), true},
 	} {
@@ -91,6 +108,9 @@ func BenchmarkGPUPaired(b *testing.B) {
 			}
 			cSlice := func() float64 {
 				ns, _, _ := purego.SyscallN(slice, uintptr(c.op), uintptr(c.n))
+				if int64(ns) < 0 {
+					b.Fatalf("cfloor_slice(%d): the driver lacks the loop's function", c.op)
+				}
 				return float64(ns) / float64(c.n)
 			}
 			var goNs, cNs, ratio []float64
@@ -108,6 +128,37 @@ func BenchmarkGPUPaired(b *testing.B) {
 			b.ReportMetric(median(ratio), "go/c")
 		})
 	}
+}
+
+// rawSetThenSync is cuCtxSetCurrent and cuCtxSynchronize through clib's
+// transition alone (Func.CallThen: both in one runtime.cgocall), on device
+// 0's primary context: what any Go caller pays at least for those two
+// calls. syncContext: the driver has cuCtxSynchronize_v2.
+func rawSetThenSync(b *testing.B) (call func() error, syncContext bool) {
+	h, err := clib.Library{Name: "libcuda", EnvVar: "FLAGOS_LIBCUDA_PATH", Sonames: []string{"libcuda.so.1"}}.Open(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var retain, set, sync, syncV2 clib.Func
+	if err := h.Resolve("cuda", []clib.Sym{
+		{Fn: &retain, Names: []string{"cuDevicePrimaryCtxRetain"}, Required: true},
+		{Fn: &set, Names: []string{"cuCtxSetCurrent"}, Required: true},
+		{Fn: &sync, Names: []string{"cuCtxSynchronize"}, Required: true},
+		{Fn: &syncV2, Names: []string{"cuCtxSynchronize_v2"}},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var ctx uintptr
+	if rc := retain.CallCode(uintptr(unsafe.Pointer(&ctx)), 0); rc != 0 { // device 0: CUdevice is its ordinal
+		b.Fatalf("cuDevicePrimaryCtxRetain(device 0) = %d", rc)
+	}
+	args := []uintptr{ctx}
+	return func() error {
+		if r1, r2 := set.CallThen(args, &sync); r1|r2 != 0 {
+			return fmt.Errorf("cuCtxSetCurrent, cuCtxSynchronize = %d, %d", clib.Code(r1), clib.Code(r2))
+		}
+		return nil
+	}, syncV2.OK()
 }
 
 func median(x []float64) float64 {

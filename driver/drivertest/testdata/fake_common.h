@@ -359,12 +359,25 @@ static int fake_ctx_get_current(void **pctx) {
 	return 0;
 }
 
-static int fake_sync_all(void);
+static int fake_sync_ctx(struct fake_ctx *c);
 
 static int fake_ctx_synchronize(void) {
 	FAKE_GUARD();
 	if (!fake_current) return 201;
-	int r = fake_sync_all();
+	int r = fake_sync_ctx(fake_current);
+	return r ? r : fake.sync_result;
+}
+
+/* fake_ctx_synchronize_of waits for ctx's work whether or not it is
+ * current (CUDA 13's cuCtxSynchronize_v2); NULL is the current context. The
+ * calling thread's current context stays as it was. */
+static int fake_nctx_syncs;
+static int fake_ctx_synchronize_of(void *ctx) {
+	FAKE_GUARD();
+	struct fake_ctx *c = ctx ? ctx : fake_current;
+	if (!c || c < &fake.ctx[0] || c >= &fake.ctx[fake.count] || c->retained <= 0) return 201;
+	__atomic_add_fetch(&fake_nctx_syncs, 1, __ATOMIC_SEQ_CST);
+	int r = fake_sync_ctx(c);
 	return r ? r : fake.sync_result;
 }
 
@@ -480,6 +493,9 @@ static int fake_nmodules, fake_nallocs;
  * calling thread, -1 when none (for other fakes that check their callers
  * made a context current: plugins/nvshmem's fake NVSHMEM). */
 FAKE_EXPORT int fake_current_ordinal(void) { return fake_current ? fake_current->ordinal : -1; }
+/* fake_context_syncs counts the waits for a named context (see
+ * fake_ctx_synchronize_of). */
+FAKE_EXPORT int fake_context_syncs(void) { return __atomic_load_n(&fake_nctx_syncs, __ATOMIC_SEQ_CST); }
 
 FAKE_EXPORT int fake_live_modules(void) {
 	pthread_mutex_lock(&fake_mu);
@@ -1138,13 +1154,13 @@ static int fake_host_free(void *p) {
 	return r;
 }
 
-/* fake_sync_all runs the queued work of every stream of the current context
- * (a context or device synchronize). */
-static int fake_sync_all(void) {
+/* fake_sync_ctx runs the queued work of every stream of context c (a
+ * context or device synchronize). */
+static int fake_sync_ctx(struct fake_ctx *c) {
 	pthread_mutex_lock(&fake_smu);
 	int r = 0;
 	for (struct fake_stream *s = fake_streams; s; s = s->next)
-		if (s->live && s->ctx == fake_current) {
+		if (s->live && s->ctx == c) {
 			int x = fake_flush(s);
 			if (x && !r) r = x;
 		}

@@ -7,6 +7,7 @@
  *   -DFAKE_NO_TOTALMEM_V2      lacks *DeviceTotalMem_v2 (old drivers: only the 32-bit *DeviceTotalMem)
  *   -DFAKE_NO_PCI_BUS_ID       lacks the optional *DeviceGetPCIBusId
  *   -DFAKE_NO_CTX_SYNCHRONIZE  lacks the required *CtxSynchronize
+ *   -DFAKE_NO_CTX_SYNCHRONIZE_V2  lacks cuCtxSynchronize_v2 (CUDA drivers before 13.0; the others never have it)
  *   -DFAKE_NO_MODULES          lacks every optional module, launch, memory and stream symbol
  *   -DFAKE_NO_LOAD_DATA_EX     lacks *ModuleLoadDataEx (only *ModuleLoadData)
  *   -DFAKE_NO_PARAM_INFO       lacks *FuncGetParamInfo (drivers before CUDA 12.4)
@@ -83,6 +84,10 @@ EXPORT RESULT SYM(CtxSetCurrent)(CONTEXT ctx) { return fake_ctx_set_current(ctx)
 EXPORT RESULT SYM(CtxGetCurrent)(CONTEXT *pctx) { return fake_ctx_get_current((void **)pctx); }
 #ifndef FAKE_NO_CTX_SYNCHRONIZE
 EXPORT RESULT SYM(CtxSynchronize)(void) { return fake_ctx_synchronize(); }
+#endif
+#if !defined(FAKE_MU) && !defined(FAKE_PREFIX) && !defined(FAKE_NO_CTX_SYNCHRONIZE_V2)
+/* CUDA 13.0's CUresult cuCtxSynchronize_v2(CUcontext ctx); no MUSA header names a mirror of it. */
+EXPORT RESULT SYM(CtxSynchronize_v2)(CONTEXT ctx) { return fake_ctx_synchronize_of(ctx); }
 #endif
 EXPORT RESULT SYM(MemGetInfo_v2)(size_t *free, size_t *total) {
 	unsigned long long f = 0, t = 0;
