@@ -43,14 +43,16 @@ var vendor = func() *driver.Vendor {
 	v.PCIVendors = []uint16{PCIVendorNVIDIA}
 	v.Runtimes = runtimes
 	v.Shared = true // other makers' runtimes answer CUDA's API too (runtimes.go)
-	// CUresult cuCtxSynchronize_v2(CUcontext ctx), CUDA 13.0 and later
-	// (cuda.h's declaration is guarded by CUDA_VERSION >= 13000; NVIDIA's
-	// cuda-python binds it as cuda.bindings.driver.cuCtxSynchronize_v2:
-	// "Block for the specified context's tasks to complete ... If the
-	// specified context is NULL, the API will operate on the current
-	// context"). CUDA's own: MUSA's mirror (Family("mu")) has no such name
-	// in any public header, so it is named here, not in Symbols. Older
-	// drivers lack it and Synchronize makes the context current instead.
+	// CUresult cuCtxSynchronize_v2(CUcontext ctx), CUDA 13.0 and later:
+	// NVIDIA/cuda-python cuda_bindings/cuda/bindings/cydriver.pxd.in
+	// (generated from cuda.h 13.0.0) declares it beside the argument-less
+	// cuCtxSynchronize; its documentation: "Block for the specified
+	// context's tasks to complete ... If the specified context is NULL, the
+	// API will operate on the current context". Confirmed exported by
+	// libcuda 580.159.04 (an H100). CUDA's own: MUSA's mirror
+	// (Family("mu")) has no such name in any public header, so it is named
+	// here, not in Symbols. Older drivers lack it and Synchronize makes
+	// the context current instead.
 	v.Symbols[driver.OpSynchronizeContext] = []string{"cuCtxSynchronize_v2"}
 	return v
 }()
