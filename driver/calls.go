@@ -201,10 +201,8 @@ func (a *api) current() (sel uintptr, ok bool, err error) {
 // synchronizesContexts reports whether the library waits for a context it
 // is given (OpSynchronizeContext), so that Synchronize needs not make it
 // current: a vendor whose selector is a context, with the operation in
-// CUDA's shape.
-func (a *api) synchronizesContexts() bool {
-	return a.v.Context != CurrentDevice && a.fn[OpSynchronizeContext].OK() && a.adapt[OpSynchronizeContext] == nil
-}
+// CUDA's shape (decided once, by resolve).
+func (a *api) synchronizesContexts() bool { return a.syncContext }
 
 // selectThenSynchronize selects a device (makeCurrent's call) and
 // synchronizes it in one transition to C, on one thread: the codes of both

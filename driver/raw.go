@@ -17,6 +17,9 @@ type api struct {
 	fn     [numOps]clib.Func // unresolved (OK false): the library lacks the operation
 	narrow [numOps]bool      // found under a 32-bit legacy name
 	adapt  [numOps]Adapter   // Vendor.Adapters, by operation; nil: CUDA's shape
+	// syncContext: Synchronize waits for a context it names
+	// (OpSynchronizeContext; see synchronizesContexts).
+	syncContext bool
 }
 
 // resolve looks every operation of v up in lib; a missing required one is
@@ -38,6 +41,7 @@ func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 		a.narrow[op] = a.fn[op].OK() && v.narrow(a.fn[op].Name())
 		a.adapt[op] = v.Adapters[op]
 	}
+	a.syncContext = v.Context != CurrentDevice && a.fn[OpSynchronizeContext].OK() && a.adapt[OpSynchronizeContext] == nil
 	return a, nil
 }
 

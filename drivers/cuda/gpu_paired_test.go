@@ -135,7 +135,7 @@ func BenchmarkGPUPaired(b *testing.B) {
 // 0's primary context: what any Go caller pays at least for those two
 // calls. syncContext: the driver has cuCtxSynchronize_v2.
 func rawSetThenSync(b *testing.B) (call func() error, syncContext bool) {
-	h, err := clib.Library{Name: "libcuda", EnvVar: "FLAGOS_LIBCUDA_PATH", Sonames: []string{"libcuda.so.1"}}.Open(nil)
+	h, err := Vendor().Library.Open(nil) // the backend's own search: the same file
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestSynchronizeNamesTheContextChild(t *testing.T) {
 	v2 := strings.HasPrefix(name, "cuda13")
 	b := New()
 	require.True(t, b.Available().Available, b.Available().Reason)
-	lib, err := clib.Library{Name: "the fake libcuda", EnvVar: EnvVar, Sonames: []string{"libcuda.so.1"}}.Open(nil)
+	lib, err := Vendor().Library.Open(nil) // the override: the fake the backend loaded
 	require.NoError(t, err)
 	var current, syncs clib.Func
 	require.NoError(t, lib.Resolve("fake", []clib.Sym{

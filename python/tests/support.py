@@ -182,7 +182,10 @@ def _from_cache(key: str, out: str) -> bool:
 
 def _to_cache(key: str, out: str) -> None:
     d = _cache_dir()
-    fd, tmp = tempfile.mkstemp(prefix="build-", dir=d)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="build-", dir=d)
+    except OSError:
+        return  # the cache is best effort: the build stands
     os.close(fd)
     try:
         shutil.copyfile(out, tmp)
