@@ -1,4 +1,4 @@
-//go:build amd64 && linux && !cgo
+//go:build amd64 && linux && !purego
 
 package clib
 
@@ -12,8 +12,13 @@ import (
 // purego.SyscallN, which copies 64 words and takes a pooled block per call:
 // on the reference H200 that overhead was most of what separated a driver's
 // Synchronize from the C floor. It runs the same way purego's does, through
-// runtime.cgocall (which purego's runtime support makes usable without
-// cgo); with cgo enabled the package uses purego.SyscallN (ccall_purego.go).
+// runtime.cgocall, with cgo (runtime/cgo) or without it (purego's runtime
+// support makes cgocall usable then). Built with cgo, purego's path costs
+// twice the trampoline's on the fake libcuda (Synchronize 110-128 against
+// 53 ns, Launch3Args 208-285 against 100-120 ns on a 2-vCPU machine), so a
+// program built where a C compiler is installed gets the same hot path as
+// one built with CGO_ENABLED=0. The build tag purego (the usual "no
+// assembly" tag) and other platforms use purego.SyscallN (ccall_purego.go).
 
 // cblock is the trampoline's argument block; its layout is the assembly's.
 type cblock struct {

@@ -1,4 +1,4 @@
-//go:build !(amd64 && linux && !cgo)
+//go:build !(amd64 && linux) || purego
 
 package clib
 
@@ -9,7 +9,8 @@ import (
 )
 
 // ccall calls fn through purego.SyscallN where the package has no
-// trampoline of its own (see ccall_fast.go).
+// trampoline of its own (other platforms than linux/amd64), or where the
+// build tag purego asks for no assembly (see ccall_fast.go).
 func ccall(fn uintptr, args []uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r

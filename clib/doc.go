@@ -17,8 +17,9 @@
 //     Func unresolved (Func.OK is false) so its feature alone is off.
 //  3. The call: [Func.Call] for arguments that may be addresses of Go
 //     variables, [Func.CallList] for prebuilt lists of values on hot paths
-//     (no allocation; on linux/amd64 without cgo, a trampoline of this
-//     package's own instead of purego's general path), [Func.CallThen]
+//     (no allocation; on linux/amd64, with cgo or without, a trampoline of
+//     this package's own instead of purego's general path, which the build
+//     tag purego brings back), [Func.CallThen]
 //     for two calls on one OS thread in one transition to C. [Code] reads
 //     a C enum result: 32 bits, whatever the upper half of the register.
 //  4. The result: [Error] is "library L's function F returned code N
