@@ -2,8 +2,9 @@
 # Runs every .gpu/*.test (built by scripts/gpu-build.sh) with -test.v on a
 # machine with an NVIDIA GPU, passing nvidia-smi's view of the devices in the
 # environment as an independent source, and prints a summary. Logs go to
-# $OUT (when set, as on the device runner) or .gpu/logs. One command runs
-# everything:
+# .gpu/logs, or, where $OUT is set (the device runner, which returns at most
+# 8 files), into one archive, $OUT/gpu-run-logs.tar.gz, packed when the
+# script exits. One command runs everything:
 #
 #   scripts/gpu-run.sh              # from the repository root on the GPU machine
 #
@@ -23,6 +24,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+if [ -n "${OUT:-}" ]; then
+	packed=$OUT
+	OUT=$(mktemp -d "${TMPDIR:-/tmp}/gpu-run-logs.XXXXXX")
+	export OUT # the scripts this one runs write their logs there too
+	trap 'tar -czf "$packed/gpu-run-logs.tar.gz" -C "$OUT" . && rm -rf "$OUT"' EXIT
+fi
 logs=${OUT:-.gpu/logs}
 mkdir -p "$logs"
 export PATH=$PATH:/usr/local/cuda/bin

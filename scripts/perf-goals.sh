@@ -12,8 +12,10 @@
 #   scripts/perf-goals.sh build        # here: every binary the measurements run
 #   scripts/perf-goals.sh run [ROUNDS] # there, from the repository root
 #
-# The logs go to $OUT when set (the device runner), else .gpu/logs; the last
-# lines are the summary. docs/benchmarks.md records the runs.
+# The logs go to .gpu/logs, or, where $OUT is set (the device runner, which
+# returns at most 8 files), into one archive, $OUT/perf-goals-logs.tar.gz,
+# packed when the script exits; the last lines printed are the summary.
+# docs/benchmarks.md records the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in
@@ -22,6 +24,12 @@ build)
 	;;
 run)
 	rounds=${2:-15}
+	if [ -n "${OUT:-}" ]; then
+		packed=$OUT
+		OUT=$(mktemp -d "${TMPDIR:-/tmp}/perf-goals-logs.XXXXXX")
+		export OUT # bench-ratio.sh writes its logs there too
+		trap 'tar -czf "$packed/perf-goals-logs.tar.gz" -C "$OUT" . && rm -rf "$OUT"' EXIT
+	fi
 	logs=${OUT:-.gpu/logs}
 	mkdir -p "$logs"
 	echo "== the CLI's defaults against nvidia-smi -L and the C floor ($rounds rounds)"
