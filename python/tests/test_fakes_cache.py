@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 import unittest
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 from unittest import mock
 
 import support
@@ -145,7 +145,7 @@ class TestFakesCacheKey(unittest.TestCase):
         with open(path, "w") as f:
             f.write(text)
 
-    def key(self, cmd: List[str] = None) -> str:
+    def key(self, cmd: Optional[List[str]] = None) -> str:
         cmd = cmd or ["cc", "-shared", "-o", "$OUT", f"-I{self.inc}", "$SRC0"]
         return support._cache_key(cmd, [os.path.join(self.src, "fake.c")])
 
