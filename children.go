@@ -3,14 +3,14 @@ package flagshim
 import (
 	"time"
 
-	"github.com/flagos-ai/flagshim/internal/isolate"
+	"github.com/flagos-ai/flagshim/tier/isolated"
 )
 
 // ErrProbeChild is wrapped by Init's error when the isolated tier could
 // not start a probe child at all (the program's binary cannot be executed,
 // no process can be created): a fault of the program, not a fact of the
 // machine. Each vendor is then "not available" with the same reason.
-var ErrProbeChild = isolate.ErrStart
+var ErrProbeChild = isolated.ErrStart
 
 // ServeProbeChild makes this program its own isolated probe child
 // (FLAGOS_PROBE=isolated re-executes the running binary to probe each
@@ -26,7 +26,7 @@ var ErrProbeChild = isolate.ErrStart
 // The variable alone never makes a process a child: a FLAGSHIM_PROBE_CHILD
 // inherited by any other process is removed and ignored, and the C shared
 // library never serves.
-func ServeProbeChild() { isolate.Serve() }
+func ServeProbeChild() { isolated.Serve() }
 
 // WaitProbeChildren waits until every isolated probe child this process
 // started has exited and been reaped, at most timeout, and returns how many
@@ -34,4 +34,4 @@ func ServeProbeChild() { isolate.Serve() }
 // while the child is still tearing its driver down (about 55 ms after
 // cuInit on an H200); a program that exits right after Init and does not
 // want a child to outlive it (the CLI) calls this last.
-func WaitProbeChildren(timeout time.Duration) int { return isolate.Wait(timeout) }
+func WaitProbeChildren(timeout time.Duration) int { return isolated.Wait(timeout) }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/probe"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // The first device.Parse on device.Default runs Init: the answer for cuda
@@ -25,7 +25,7 @@ func TestDefaultRegistryInitialisesOnFirstParse(t *testing.T) {
 	assert.Empty(t, probe.Default.Names(), "linking flagshim probes nothing")
 	// Every reader of device.Default runs Init first, Types included.
 	want := []device.Type{device.CPU, device.FlagOS}
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		want = append(want, v.Type)
 	}
 	slices.Sort(want)

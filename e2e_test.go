@@ -20,11 +20,11 @@ import (
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/probe"
 	"github.com/flagos-ai/flagshim/report"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // fakes are the fake driver libraries, built once per test binary into a
@@ -465,7 +465,7 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		assert.Empty(t, p.Error)
 	}
 	want := []string{}
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		want = append(want, "drivers/"+string(v.Type))
 	}
 	want = append(want, "drivers/flagos", "vendor_compat/", "ecosystem/alias")

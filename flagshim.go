@@ -17,11 +17,11 @@ import (
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/internal/isolate"
 	"github.com/flagos-ai/flagshim/internal/logging"
 	"github.com/flagos-ai/flagshim/internal/onecpu"
 	"github.com/flagos-ai/flagshim/phases"
 	"github.com/flagos-ai/flagshim/probe"
+	"github.com/flagos-ai/flagshim/tier/isolated"
 )
 
 // The phases of the default plan, in order.
@@ -166,7 +166,7 @@ type shim struct {
 	settingsErr error
 	// note is what a failing cuda call adds to its error (see cudaNote).
 	note atomic.Pointer[string]
-	iso  *isolate.Supervisor
+	iso  *isolated.Supervisor
 }
 
 func newShim(devs *device.Registry, probes *probe.Registry, drivers bool) *shim {
@@ -318,7 +318,7 @@ func (s *shim) run(ctx context.Context) error {
 		clib.SetTracer(trace) // before the drivers phase: cuInit is traced
 	}
 	if set.tier == tier.Isolated || (set.tier == tier.Presence && s.cfg.isoBehind && !s.cfg.noChildren) {
-		s.iso = isolate.New(isolate.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, NoShutdown: s.cfg.noShutdown, Exe: s.cfg.childExe, Trace: trace})
+		s.iso = isolated.New(isolated.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, NoShutdown: s.cfg.noShutdown, Exe: s.cfg.childExe, Trace: trace})
 	} else if s.cfg.oneCPU && set.tier == tier.Exact {
 		cpu, err := onecpu.Pin()
 		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))

@@ -9,10 +9,10 @@ import (
 
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/logging"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // ErrBadSetting is wrapped by Init's error for every environment variable
@@ -66,11 +66,11 @@ func Variables() []Variable {
 		{Name: EnvProbeTimeout, Kind: driver.VarOther, Doc: "a Go duration: the longest a driver's init may take"},
 	}
 	driverLibs := map[string]bool{}
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		driverLibs[v.Library.EnvVar] = true
 	}
 	var libs, other, visible []Variable
-	for _, v := range drivers.Variables() {
+	for _, v := range vendors.Variables() {
 		switch {
 		case v.Kind == driver.VarVisible:
 			visible = append(visible, v)

@@ -14,18 +14,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // TestVendorNamesStayHome: a vendor's libraries and variables are named in
 // its own package (drivers/<v>) and nowhere else in the library's code:
-// everything else reads them from the vendor registry (package drivers).
+// everything else reads them from the vendor registry (package vendors).
 // Tests, testdata and documentation are free to name them. A string
 // literal of any other Go file that holds a vendor's library name, soname
 // or variable fails the test.
 func TestVendorNamesStayHome(t *testing.T) {
 	owner := map[string][]string{} // name -> the vendor packages that may say it
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		home := "drivers/" + string(v.Type)
 		add := func(name string) {
 			if name != "" && !slices.Contains(owner[name], home) {
@@ -72,7 +72,7 @@ func TestVendorNamesStayHome(t *testing.T) {
 				return true
 			}
 			for name, homes := range owner {
-				if slices.Contains(homes, dir) || dir == "drivers" || !containsWord(s, name) {
+				if slices.Contains(homes, dir) || dir == "vendors" || !containsWord(s, name) {
 					continue
 				}
 				t.Errorf("%s names %q (%s's); read it from the vendor registry instead", path, name, strings.Join(homes, ", "))

@@ -18,8 +18,8 @@ import (
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
 	"github.com/flagos-ai/flagshim/report"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // The policy for CUDA-compatible runtimes (docs/architecture.md, "Whose

@@ -13,9 +13,9 @@ import (
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // Flag errors name each flag as the user typed it.
@@ -169,7 +169,7 @@ func TestListAcceleratorsOnlyWithoutAccelerator(t *testing.T) {
 // backends FLAGOS_BACKEND may name besides auto.
 func backendNames() []string {
 	var names []string
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		names = append(names, string(v.Type))
 	}
 	slices.Sort(names)

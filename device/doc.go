@@ -1,7 +1,7 @@
 // Package device is flagshim's public model of accelerators: device types
 // and strings ("cuda:1"), the Backend interface every runtime implements, a
 // Registry of backends with an alias table ("cuda" may mean "flagos"), and
-// the module hooks drivers run when they load GPU code.
+// the Module interface that module hooks (package hooks) see.
 //
 // The package is a leaf that plugins import cheaply: it opens no library and
 // probes nothing. Backends are registered by flagshim's drivers phase, not in

@@ -9,13 +9,14 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
 // musaMachine is a machine whose only accelerator is a MUSA GPU (two
 // devices, in the test double), with flagos in front of it and no CUDA.
 func musaMachine() (*device.Registry, *probe.Registry, *devicetest.Backend) {
-	musa := devicetest.New(devicetest.Config{Type: device.MUSA, Devices: []devicetest.Device{{Name: "MTT S4000"}, {Name: "MTT S4000"}}, Hooks: device.NewHooks()})
+	musa := devicetest.New(devicetest.Config{Type: device.MUSA, Devices: []devicetest.Device{{Name: "MTT S4000"}, {Name: "MTT S4000"}}, Hooks: hooks.NewHooks()})
 	noCUDA := devicetest.New(devicetest.Config{Type: device.CUDA, Unavailable: "libcuda.so.1 not found"})
 	devs := device.NewRegistry()
 	_ = devs.Register(musa)
@@ -82,28 +83,4 @@ func ExampleComputeOf() {
 	// Output:
 	// flagos ran it on musa and got 42
 	// true
-}
-
-// A scoped hook runs only on the modules its scope matches: NVSHMEM's init
-// only on modules that carry NVSHMEM's device symbols.
-func ExampleHooks() {
-	hooks := device.NewHooks()
-	remove, _ := hooks.Register(device.Hook{
-		Name:  "nvshmem-like",
-		Scope: device.HasGlobals("nvshmemi_device_lib_version_d", "nvshmemi_device_state_d"),
-		Init: func(m device.Module) error {
-			fmt.Println("init on", m.Label())
-			return nil
-		},
-	})
-	defer remove()
-	gpu := devicetest.New(devicetest.Config{Hooks: hooks})
-	plain := gpu.AddModule("plain", devicetest.Module{})
-	shmem := gpu.AddModule("shmem", devicetest.Module{Globals: map[string]uint64{"nvshmemi_device_lib_version_d": 4, "nvshmemi_device_state_d": 8}})
-	a, _ := gpu.LoadModule(0, plain, "a plain kernel")
-	b, _ := gpu.LoadModule(0, shmem, "an NVSHMEM kernel")
-	fmt.Println(hooks.Applied(a), hooks.Applied(b))
-	// Output:
-	// init on an NVSHMEM kernel
-	// [] [nvshmem-like]
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -57,7 +58,7 @@ type Option func(*options)
 
 type options struct {
 	log     *zap.Logger
-	hooks   *device.Hooks
+	hooks   *hooks.Hooks
 	note    func() string
 	getenv  func(string) string
 	lib     *Library
@@ -79,8 +80,8 @@ func WithLogger(l *zap.Logger) Option {
 }
 
 // WithHooks sets the module hook registry applied to every module the
-// backend loads; the default (and nil) is device.DefaultHooks.
-func WithHooks(h *device.Hooks) Option {
+// backend loads; the default (and nil) is hooks.DefaultHooks.
+func WithHooks(h *hooks.Hooks) Option {
 	return func(o *options) {
 		if h != nil {
 			o.hooks = h
@@ -128,7 +129,7 @@ func New(v *Vendor, opts ...Option) *Backend {
 	if err := v.Validate(); err != nil {
 		panic(err)
 	}
-	o := options{log: zap.NewNop(), hooks: device.DefaultHooks, getenv: os.Getenv}
+	o := options{log: zap.NewNop(), hooks: hooks.DefaultHooks, getenv: os.Getenv}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -142,7 +143,7 @@ func New(v *Vendor, opts ...Option) *Backend {
 func (b *Backend) Vendor() *Vendor { return b.v }
 
 // Hooks is the registry the backend applies to the modules it loads.
-func (b *Backend) Hooks() *device.Hooks { return b.o.hooks }
+func (b *Backend) Hooks() *hooks.Hooks { return b.o.hooks }
 
 // Type is the vendor's device type.
 func (b *Backend) Type() device.Type { return b.v.Type }

@@ -7,7 +7,7 @@
 //
 // A vendor is one package (flagshim's own are drivers/cuda, drivers/musa,
 // drivers/hip; examples/acme is one written outside the tree) that builds
-// one [Vendor] and registers it from its init with drivers.Register:
+// one [Vendor] and registers it from its init with vendors.Register:
 //
 //	func Vendor() *driver.Vendor { return vendor }
 //
@@ -21,7 +21,7 @@
 //	}
 //
 //	func init() {
-//		if err := drivers.Register(Vendor()); err != nil {
+//		if err := vendors.Register(Vendor()); err != nil {
 //			panic(err)
 //		}
 //	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // Runtime is one maker's runtime that can answer a vendor's API, with the

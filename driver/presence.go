@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/presence"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // WithPresence makes the backend answer from its vendor's presence tier

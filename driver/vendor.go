@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 
 	"github.com/flagos-ai/flagshim/device"
 )

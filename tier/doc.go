@@ -11,5 +11,5 @@
 // Every registered vendor is served by every tier: the driver core answers
 // the exact tier from the vendor's description, the presence tier from the
 // sources the vendor package names, and the isolated tier from a child that
-// runs the exact tier (flagshim's supervisor, internal/isolate).
+// runs the exact tier (flagshim's supervisor, tier/isolated).
 package tier

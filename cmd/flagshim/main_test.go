@@ -19,7 +19,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // TestMain lets testscript run this binary as the flagshim command, each
@@ -69,7 +69,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NOLIB", "/nonexistent/libcuda.so.1")
 			// No other vendor's library here: the host's own search (its
 			// ld.so.cache folders) would otherwise show in the goldens.
-			for _, v := range drivers.Vendors() {
+			for _, v := range vendors.All() {
 				if v.Type != device.CUDA && v.Type != device.MUSA && v.Library.EnvVar != "" {
 					env.Setenv(v.Library.EnvVar, "/nonexistent/"+v.Library.Sonames[0])
 				}

@@ -8,16 +8,17 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // Modules that other loaders of the host loaded (Triton, CuPy, a C++
 // runtime) get flagshim's scoped hooks through flagshim_module_loaded and
 // give them back through flagshim_module_unloading. The hooks are
-// device.DefaultHooks (the NVSHMEM plugin's, once attached); each runs only
+// hooks.DefaultHooks (the NVSHMEM plugin's, once attached); each runs only
 // where its scope matches the module.
 //
 // A module's hooks run once per load however many threads report it:
-// device.Hooks knows a module by its backend and handle, so concurrent
+// hooks.Hooks knows a module by its backend and handle, so concurrent
 // reports wait for the one run and get its answer, and later ones run
 // nothing. foreign keeps one driver.ForeignModule per module whose hooks
 // are applied, so that unloading finds it without adopting the handle again
@@ -61,7 +62,7 @@ func adopt(b *driver.Backend, key foreignKey, label string) (*driver.ForeignModu
 // forget drops m unless its hooks are applied (none matched, or the load
 // failed): nothing is left to finalize.
 func forget(key foreignKey, m *driver.ForeignModule) {
-	if len(device.DefaultHooks.Applied(m)) > 0 {
+	if len(hooks.DefaultHooks.Applied(m)) > 0 {
 		return
 	}
 	foreign.mu.Lock()
@@ -110,12 +111,12 @@ func moduleLoaded(name string, h uintptr, label string) ([]string, failure) {
 		setErr(err)
 		return nil, failArgs
 	}
-	err = device.DefaultHooks.Apply(m) // runs them, waits for their run, or finds them applied
-	applied := device.DefaultHooks.Applied(m)
+	err = hooks.DefaultHooks.Apply(m) // runs them, waits for their run, or finds them applied
+	applied := hooks.DefaultHooks.Applied(m)
 	forget(key, m)
 	if err != nil {
 		setErr(err)
-		if errors.Is(err, device.ErrInvalidHook) {
+		if errors.Is(err, hooks.ErrInvalidHook) {
 			return nil, failArgs
 		}
 		return nil, failHook
@@ -137,7 +138,7 @@ func moduleUnloading(name string, h uintptr) failure {
 	if m == nil {
 		return failNone // never hooked: nothing to do
 	}
-	if err := device.DefaultHooks.Release(m); err != nil {
+	if err := hooks.DefaultHooks.Release(m); err != nil {
 		setErr(err)
 		return failHook
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/plugins/nvshmem"
 )
@@ -40,9 +41,9 @@ func TestForeignModules(t *testing.T) {
 	}
 	asCThread()
 	var events []string
-	remove, err := device.DefaultHooks.Register(device.Hook{
+	remove, err := hooks.DefaultHooks.Register(hooks.Hook{
 		Name:     "xy",
-		Scope:    device.HasGlobals("x", "y"),
+		Scope:    hooks.HasGlobals("x", "y"),
 		Init:     func(m device.Module) error { events = append(events, "init "+m.Label()); return nil },
 		Finalize: func(m device.Module) error { events = append(events, "fini "+m.Label()); return nil },
 	})
@@ -135,9 +136,9 @@ func TestForeignModuleOncePerLoad(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var inits, finis atomic.Int32
 			var finished atomic.Bool
-			remove, err := device.DefaultHooks.Register(device.Hook{
+			remove, err := hooks.DefaultHooks.Register(hooks.Hook{
 				Name:  "slow",
-				Scope: device.AnyModule(),
+				Scope: hooks.AnyModule(),
 				Init: func(device.Module) error {
 					inits.Add(1)
 					time.Sleep(20 * time.Millisecond)

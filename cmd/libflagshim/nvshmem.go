@@ -6,12 +6,13 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/plugins/nvshmem"
 )
 
 // The NVSHMEM plugin for C and Python hosts: attach to the NVSHMEM the host
 // brought up, or bring it up for one PE, then register the plugin's scoped
-// hook in device.DefaultHooks, which flagshim_module_loaded applies.
+// hook in hooks.DefaultHooks, which flagshim_module_loaded applies.
 var nv struct {
 	mu  sync.Mutex
 	lib *nvshmem.Lib
@@ -38,7 +39,7 @@ func nvshmemEnable(dev int, init bool) failure {
 		lib, err = nvshmem.Attach(opts...)
 	}
 	if err == nil {
-		_, err = lib.Register(device.DefaultHooks)
+		_, err = lib.Register(hooks.DefaultHooks)
 	}
 	if err != nil {
 		setErr(err)

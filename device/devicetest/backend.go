@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
@@ -22,8 +23,8 @@ type Config struct {
 	// device.ErrNotAvailable.
 	Unavailable string
 	// Hooks is the module hook registry applied on LoadModule;
-	// device.DefaultHooks when nil.
-	Hooks *device.Hooks
+	// hooks.DefaultHooks when nil.
+	Hooks *hooks.Hooks
 }
 
 // Device is one fake device. Zero fields get defaults: a name "Fake GPU
@@ -45,7 +46,7 @@ type Backend struct {
 	typ    device.Type
 	devs   []*dev
 	reason string
-	hooks  *device.Hooks
+	hooks  *hooks.Hooks
 	cur    atomic.Int32
 
 	mu      sync.Mutex
@@ -76,7 +77,7 @@ func New(c Config) *Backend {
 		b.typ = "fake"
 	}
 	if b.hooks == nil {
-		b.hooks = device.DefaultHooks
+		b.hooks = hooks.DefaultHooks
 	}
 	if len(c.Devices) == 0 {
 		c.Devices = []Device{{}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/device/devicetest"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // addOne is a kernel: out[i] = in[i] + 1 for uint32s, i < n.
@@ -32,8 +33,8 @@ func addOne(l *devicetest.Launch) error {
 	return nil
 }
 
-func newFake(hooks *device.Hooks) (*devicetest.Backend, []byte) {
-	b := devicetest.New(devicetest.Config{Type: "acme", Devices: []devicetest.Device{{Name: "A", Memory: 1 << 20}, {Name: "B"}}, Hooks: hooks})
+func newFake(hs *hooks.Hooks) (*devicetest.Backend, []byte) {
+	b := devicetest.New(devicetest.Config{Type: "acme", Devices: []devicetest.Device{{Name: "A", Memory: 1 << 20}, {Name: "B"}}, Hooks: hs})
 	img := b.AddModule("m", devicetest.Module{
 		Kernels: map[string]devicetest.Kernel{"add1": addOne, "fail": func(*devicetest.Launch) error { return errors.New("trap") }},
 		Globals: map[string]uint64{"g": 8},
@@ -42,7 +43,7 @@ func newFake(hooks *device.Hooks) (*devicetest.Backend, []byte) {
 }
 
 func TestBackend(t *testing.T) {
-	b, _ := newFake(device.NewHooks())
+	b, _ := newFake(hooks.NewHooks())
 	r := b.Available()
 	assert.True(t, r.Available)
 	assert.Equal(t, 2, r.Devices)
@@ -68,14 +69,14 @@ func TestBackend(t *testing.T) {
 }
 
 func TestMemoryAndKernels(t *testing.T) {
-	hooks := device.NewHooks()
+	hs := hooks.NewHooks()
 	var inits []string
-	_, err := hooks.Register(device.Hook{Name: "g", Scope: device.HasGlobals("g"), Init: func(m device.Module) error {
+	_, err := hs.Register(hooks.Hook{Name: "g", Scope: hooks.HasGlobals("g"), Init: func(m device.Module) error {
 		inits = append(inits, m.Label())
 		return nil
 	}})
 	require.NoError(t, err)
-	b, img := newFake(hooks)
+	b, img := newFake(hs)
 
 	free0, total, err := b.MemInfo(0)
 	require.NoError(t, err)
@@ -138,7 +139,7 @@ func TestMemoryAndKernels(t *testing.T) {
 }
 
 func TestStreams(t *testing.T) {
-	b, img := newFake(device.NewHooks())
+	b, img := newFake(hooks.NewHooks())
 	m, err := b.LoadModule(1, img, "")
 	require.NoError(t, err)
 	fn, _ := m.Function("add1")
@@ -173,7 +174,7 @@ func TestStreams(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	b, img := newFake(device.NewHooks())
+	b, img := newFake(hooks.NewHooks())
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)

@@ -10,6 +10,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // inc is the conformance kit's inc(p, n): one thread adds 1 to each of n
@@ -28,7 +29,7 @@ func inc(l *devicetest.Launch) error {
 }
 
 func graphMachine(t *testing.T) (*devicetest.Backend, device.LoadedModule) {
-	b := devicetest.New(devicetest.Config{Type: "acme", Devices: []devicetest.Device{{Name: "A"}, {Name: "B"}}, Hooks: device.NewHooks()})
+	b := devicetest.New(devicetest.Config{Type: "acme", Devices: []devicetest.Device{{Name: "A"}, {Name: "B"}}, Hooks: hooks.NewHooks()})
 	img := b.AddModule("inc", devicetest.Module{Kernels: map[string]devicetest.Kernel{"inc": inc}})
 	m, err := b.LoadModule(1, img, "inc")
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 func init() {
@@ -52,14 +53,14 @@ func (e *events) take() []string {
 }
 
 func hookScope(t *testing.T, s *Suite, _ *driver.Backend) {
-	hooks := device.NewHooks()
-	b := s.New(driver.WithHooks(hooks))
-	assert.Same(t, hooks, b.Hooks())
+	hs := hooks.NewHooks()
+	b := s.New(driver.WithHooks(hs))
+	assert.Same(t, hs, b.Hooks())
 	var ev events
 	var seen []device.Module
-	_, err := hooks.Register(device.Hook{
+	_, err := hs.Register(hooks.Hook{
 		Name:  "xy",
-		Scope: device.HasGlobals("x", "y"),
+		Scope: hooks.HasGlobals("x", "y"),
 		Init: func(m device.Module) error {
 			ev.add("init " + m.Label())
 			seen = append(seen, m)
@@ -72,12 +73,12 @@ func hookScope(t *testing.T, s *Suite, _ *driver.Backend) {
 	plain, err := b.LoadModule(0, []byte(AddImage), "plain")
 	require.NoError(t, err)
 	live := counter(t, "fake_live_modules")
-	assert.Nil(t, hooks.Applied(plain))
+	assert.Nil(t, hs.Applied(plain))
 	assert.Empty(t, ev.take(), "the hook does not run on a module without its globals")
 
 	both, err := b.LoadModule(1, []byte("fake-module\nglobal x 4\nglobal y 8\nfunction nop nop\n"), "both")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"xy"}, hooks.Applied(both))
+	assert.Equal(t, []string{"xy"}, hs.Applied(both))
 	assert.Equal(t, []string{"xy"}, both.(*driver.Module).Applied())
 	assert.Equal(t, []string{"init both"}, ev.take())
 	require.Len(t, seen, 1)
@@ -85,8 +86,8 @@ func hookScope(t *testing.T, s *Suite, _ *driver.Backend) {
 
 	one, err := b.LoadModule(0, []byte("fake-module\nglobal x 4\n"), "one")
 	assert.Nil(t, one)
-	assert.ErrorIs(t, err, device.ErrPartialGlobals)
-	assert.ErrorIs(t, err, device.ErrHookFailed)
+	assert.ErrorIs(t, err, hooks.ErrPartialGlobals)
+	assert.ErrorIs(t, err, hooks.ErrHookFailed)
 	assert.ErrorContains(t, err, `hook "xy"`)
 	assert.ErrorContains(t, err, `module "one" on device 0 was unloaded`)
 	assert.Equal(t, 2, live(), "the module with one of the two globals was unloaded")
@@ -94,20 +95,20 @@ func hookScope(t *testing.T, s *Suite, _ *driver.Backend) {
 
 	require.NoError(t, both.Unload())
 	assert.Equal(t, []string{"fini both"}, ev.take())
-	assert.Nil(t, hooks.Applied(both))
+	assert.Nil(t, hs.Applied(both))
 	require.NoError(t, plain.Unload())
 	assert.Empty(t, ev.take())
 	assert.Zero(t, live())
 }
 
 func hookFailure(t *testing.T, s *Suite, _ *driver.Backend) {
-	hooks := device.NewHooks()
-	b := s.New(driver.WithHooks(hooks))
+	hs := hooks.NewHooks()
+	b := s.New(driver.WithHooks(hs))
 	var ev events
 	reg := func(name string, init func(m device.Module) error) {
-		_, err := hooks.Register(device.Hook{
+		_, err := hs.Register(hooks.Hook{
 			Name:  name,
-			Scope: device.AnyModule(),
+			Scope: hooks.AnyModule(),
 			Init: func(m device.Module) error {
 				ev.add(name + ".init " + m.Label())
 				return init(m)
@@ -137,16 +138,16 @@ func hookFailure(t *testing.T, s *Suite, _ *driver.Backend) {
 	assert.Equal(t, []string{"A.init good", "B.init good", "C.init good"}, ev.take())
 
 	_, err = b.LoadModule(0, []byte(AddImage), "bad")
-	var he *device.HookError
+	var he *hooks.HookError
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, "B", he.Hook)
-	assert.ErrorIs(t, err, device.ErrHookFailed)
+	assert.ErrorIs(t, err, hooks.ErrHookFailed)
 	assert.ErrorContains(t, err, "B refuses")
 	assert.Equal(t, []string{"A.init bad", "B.init bad", "A.fini bad"}, ev.take())
 	assert.Equal(t, 1, live())
 
 	_, err = b.LoadModule(1, []byte(AddImage), "panic")
-	assert.ErrorIs(t, err, device.ErrHookPanic)
+	assert.ErrorIs(t, err, hooks.ErrHookPanic)
 	assert.ErrorContains(t, err, `hook "C"`)
 	assert.ErrorContains(t, err, "C blew up")
 	assert.Equal(t, []string{"A.init panic", "B.init panic", "C.init panic", "B.fini panic", "A.fini panic"}, ev.take())
@@ -160,12 +161,12 @@ func hookFailure(t *testing.T, s *Suite, _ *driver.Backend) {
 }
 
 func hookRemove(t *testing.T, s *Suite, _ *driver.Backend) {
-	hooks := device.NewHooks()
-	b := s.New(driver.WithHooks(hooks))
+	hs := hooks.NewHooks()
+	b := s.New(driver.WithHooks(hs))
 	var ev events
-	remove, err := hooks.Register(device.Hook{
+	remove, err := hs.Register(hooks.Hook{
 		Name:     "r",
-		Scope:    device.HasGlobals("x"),
+		Scope:    hooks.HasGlobals("x"),
 		Init:     func(m device.Module) error { ev.add("init " + m.Label()); return nil },
 		Finalize: func(m device.Module) error { ev.add("fini " + m.Label()); return nil },
 	})
@@ -181,9 +182,9 @@ func hookRemove(t *testing.T, s *Suite, _ *driver.Backend) {
 	assert.Len(t, ev.take(), 3)
 	require.NoError(t, remove())
 	assert.ElementsMatch(t, []string{"fini m0", "fini m1", "fini m2"}, ev.take(), "removing a hook finalizes what it initialized")
-	assert.Empty(t, hooks.Names())
+	assert.Empty(t, hs.Names())
 	for _, m := range append(mods, plain) {
-		assert.Nil(t, hooks.Applied(m))
+		assert.Nil(t, hs.Applied(m))
 		require.NoError(t, m.Unload())
 	}
 	assert.Empty(t, ev.take(), "nothing is finalized twice")
@@ -191,8 +192,8 @@ func hookRemove(t *testing.T, s *Suite, _ *driver.Backend) {
 }
 
 func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
-	hooks := device.NewHooks()
-	b := s.New(driver.WithHooks(hooks))
+	hs := hooks.NewHooks()
+	b := s.New(driver.WithHooks(hs))
 	var mu sync.Mutex
 	balance := map[string]int{} // "hook module" -> inits - finalizes
 	count := func(hook string, d int) func(device.Module) error {
@@ -203,7 +204,7 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 			return nil
 		}
 	}
-	_, err := hooks.Register(device.Hook{Name: "base", Scope: device.HasGlobals("x", "y"), Init: count("base", 1), Finalize: count("base", -1)})
+	_, err := hs.Register(hooks.Hook{Name: "base", Scope: hooks.HasGlobals("x", "y"), Init: count("base", 1), Finalize: count("base", -1)})
 	require.NoError(t, err)
 
 	const goroutines, rounds = 16, 25
@@ -215,7 +216,7 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 		defer wg.Done()
 		for i := 0; !stop.Load(); i++ {
 			name := fmt.Sprint("churn", i)
-			remove, err := hooks.Register(device.Hook{Name: name, Scope: device.AnyModule(), Init: count(name, 1), Finalize: count(name, -1)})
+			remove, err := hs.Register(hooks.Hook{Name: name, Scope: hooks.AnyModule(), Init: count(name, 1), Finalize: count(name, -1)})
 			if err != nil {
 				errs <- err
 				return
@@ -242,7 +243,7 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 					errs <- err
 					return
 				}
-				if applied := hooks.Applied(m); nvs != (len(applied) > 0 && applied[0] == "base") {
+				if applied := hs.Applied(m); nvs != (len(applied) > 0 && applied[0] == "base") {
 					errs <- fmt.Errorf("%s: applied %v", m.Label(), applied)
 				}
 				fn, err := m.Function("nop")
@@ -278,7 +279,7 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 		}
 	}
 	assert.NotEmpty(t, balance)
-	assert.Equal(t, []string{"base"}, hooks.Names())
+	assert.Equal(t, []string{"base"}, hs.Names())
 	assert.Zero(t, counter(t, "fake_live_modules")())
 	assert.Zero(t, counter(t, "fake_live_allocs")())
 }

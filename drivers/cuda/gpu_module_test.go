@@ -17,6 +17,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // gpuPTX (testdata/gpu.ptx, also read by the root package's GPU test and
@@ -72,14 +73,14 @@ func TestGPUModule(t *testing.T) {
 
 func TestGPUModuleHooks(t *testing.T) {
 	gpuBackend(t)
-	hooks := device.NewHooks()
-	b := New(driver.WithHooks(hooks))
+	hs := hooks.NewHooks()
+	b := New(driver.WithHooks(hs))
 	var mu sync.Mutex
 	var ev []string
 	record := func(s string) { mu.Lock(); ev = append(ev, s); mu.Unlock() }
-	_, err := hooks.Register(device.Hook{
+	_, err := hs.Register(hooks.Hook{
 		Name:  "marker",
-		Scope: device.HasGlobals("flagshim_marker"),
+		Scope: hooks.HasGlobals("flagshim_marker"),
 		Init: func(m device.Module) error {
 			addr, _, _, err := m.Global("flagshim_marker")
 			if err != nil {
@@ -97,19 +98,19 @@ func TestGPUModuleHooks(t *testing.T) {
 	require.NoError(t, err)
 	m, err := b.LoadModule(0, []byte(gpuPTX), "with-marker")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"marker"}, hooks.Applied(m))
+	assert.Equal(t, []string{"marker"}, hs.Applied(m))
 	plain, err := b.LoadModule(0, []byte(".version 7.8\n.target sm_75\n.address_size 64\n.visible .entry k() { ret; }\n"), "plain")
 	require.NoError(t, err)
-	assert.Nil(t, hooks.Applied(plain))
+	assert.Nil(t, hs.Applied(plain))
 
-	remove, err := hooks.Register(device.Hook{
+	remove, err := hs.Register(hooks.Hook{
 		Name:  "partial",
-		Scope: device.HasGlobals("flagshim_marker", "flagshim_absent"),
+		Scope: hooks.HasGlobals("flagshim_marker", "flagshim_absent"),
 		Init:  func(device.Module) error { return errors.New("never") },
 	})
 	require.NoError(t, err)
 	_, err = b.LoadModule(0, []byte(gpuPTX), "one-of-two")
-	assert.ErrorIs(t, err, device.ErrPartialGlobals)
+	assert.ErrorIs(t, err, hooks.ErrPartialGlobals)
 	t.Logf("one of two globals: %v", err)
 	require.NoError(t, remove())
 

@@ -12,8 +12,8 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // Whose runtime answers behind a CUDA-compatible libcuda.so.1: the fake

@@ -34,7 +34,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // NVMLEnvVar overrides the search for libnvidia-ml.so.1 with an absolute

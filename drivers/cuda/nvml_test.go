@@ -11,8 +11,8 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/drivers/hip"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // fakeNVML is testdata/fake_nvml.c, a libnvidia-ml.so.1 driven by FAKE_NVML_*.

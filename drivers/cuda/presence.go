@@ -1,7 +1,7 @@
 package cuda
 
 import (
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is CUDA's presence tier: NVML's view of the GPUs

@@ -12,15 +12,16 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/device/devicetest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/probe"
 )
 
 // musaMachine is a MUSA-only machine in the test double: two musa devices
 // behind flagos, no usable CUDA, the cuda->flagos alias installed. cuda is
 // what the code under test asks for.
-func musaMachine(t *testing.T, hooks *device.Hooks) (cuda device.Backend, vendor *devicetest.Backend, image []byte) {
+func musaMachine(t *testing.T, hs *hooks.Hooks) (cuda device.Backend, vendor *devicetest.Backend, image []byte) {
 	t.Helper()
-	vendor = devicetest.New(devicetest.Config{Type: device.MUSA, Devices: []devicetest.Device{{Name: "MTT S4000"}, {Name: "MTT S4000", Memory: 1 << 20}}, Hooks: hooks})
+	vendor = devicetest.New(devicetest.Config{Type: device.MUSA, Devices: []devicetest.Device{{Name: "MTT S4000"}, {Name: "MTT S4000", Memory: 1 << 20}}, Hooks: hs})
 	image = vendor.AddModule("inc", devicetest.Module{
 		Kernels: map[string]devicetest.Kernel{"inc": func(l *devicetest.Launch) error {
 			b, err := l.Bytes(l.Args[0].(device.Ptr), 4)
@@ -50,12 +51,12 @@ func musaMachine(t *testing.T, hooks *device.Hooks) (cuda device.Backend, vendor
 }
 
 func TestComputeThroughTheAlias(t *testing.T) {
-	hooks := device.NewHooks()
+	hs := hooks.NewHooks()
 	var hooked []string
-	_, err := hooks.Register(device.Hook{Name: "nvshmem-like", Scope: device.HasGlobals("nvshmemi_device_lib_version_d", "nvshmemi_device_state_d"),
+	_, err := hs.Register(hooks.Hook{Name: "nvshmem-like", Scope: hooks.HasGlobals("nvshmemi_device_lib_version_d", "nvshmemi_device_state_d"),
 		Init: func(m device.Module) error { hooked = append(hooked, m.Label()); return nil }})
 	require.NoError(t, err)
-	cuda, _, image := musaMachine(t, hooks)
+	cuda, _, image := musaMachine(t, hs)
 
 	mem, err := device.MemoryOf(cuda)
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestComputeThroughTheAlias(t *testing.T) {
 }
 
 func TestComputeErrorsThroughTheAlias(t *testing.T) {
-	cuda, _, image := musaMachine(t, device.NewHooks())
+	cuda, _, image := musaMachine(t, hooks.NewHooks())
 	mem, _ := device.MemoryOf(cuda)
 	cmp, _ := device.ComputeOf(cuda)
 	str, _ := device.StreamsOf(cuda)

@@ -49,7 +49,7 @@ func WithLogger(l *zap.Logger) Option {
 
 // WithAutoOrder sets the preference of FLAGOS_BACKEND=auto: the vendor
 // types to try, first choice first (flagshim passes the vendor registry's
-// order, drivers.AutoOrder). Without it auto tries every registered vendor
+// order, vendors.AutoOrder). Without it auto tries every registered vendor
 // backend in registration order.
 func WithAutoOrder(order []device.Type) Option {
 	return func(b *Backend) { b.auto = append([]device.Type(nil), order...) }

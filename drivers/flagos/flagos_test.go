@@ -576,7 +576,7 @@ func TestCheckChoice(t *testing.T) {
 }
 
 // autoOrder is the order flagshim passes for its built-in vendors
-// (drivers.AutoOrder): musa, hip, cuda.
+// (vendors.AutoOrder): musa, hip, cuda.
 var autoOrder = flagos.WithAutoOrder([]device.Type{device.MUSA, device.HIP, device.CUDA})
 
 // Without WithAutoOrder, auto tries the vendor backends in registration

@@ -17,6 +17,7 @@ import (
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/drivers/hip"
 	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/probe"
 )
@@ -37,7 +38,7 @@ func incN(l *devicetest.Launch) error {
 // TestGraphsThroughTheAlias: code written for cuda captures and replays a
 // graph on a MUSA-only machine (the test double), and the graph is musa's.
 func TestGraphsThroughTheAlias(t *testing.T) {
-	cuda, vendor, _ := musaMachine(t, device.NewHooks())
+	cuda, vendor, _ := musaMachine(t, hooks.NewHooks())
 	img := vendor.AddModule("graphs", devicetest.Module{Kernels: map[string]devicetest.Kernel{"inc": incN}})
 	cmp, err := device.ComputeOf(cuda)
 	require.NoError(t, err)

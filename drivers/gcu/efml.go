@@ -34,7 +34,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // EFMLEnvVar overrides the search for libefml.so with an absolute path.

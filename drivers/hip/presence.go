@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is HIP's presence tier: the KFD topology in sysfs (GPU

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // kfdGPU writes a KFD GPU node with VRAM banks (and a system bank that

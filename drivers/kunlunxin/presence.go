@@ -3,7 +3,7 @@ package kunlunxin
 import (
 	"fmt"
 
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is Kunlunxin's presence tier: XPUML's view of the XPUs

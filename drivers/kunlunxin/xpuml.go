@@ -41,7 +41,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // XPUMLEnvVar overrides the search for libxpuml.so.1 with an absolute

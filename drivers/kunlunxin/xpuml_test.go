@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // fakeXPUML is testdata/fake_xpuml.c, a libxpuml.so.1 driven by FAKE_XPUML_*.

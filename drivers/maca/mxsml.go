@@ -47,7 +47,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // MXSMLEnvVar overrides the search for libmxsml.so with an absolute path.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is MACA's presence tier: MXSML's view of the GPUs

@@ -38,7 +38,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // CNDevEnvVar overrides the search for libcndev.so with an absolute path.

@@ -1,7 +1,7 @@
 package mlu
 
 import (
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is the MLU's presence tier: CNDev's view of the MLUs

@@ -48,7 +48,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // MTMLEnvVar overrides the search for libmtml.so with an absolute path.

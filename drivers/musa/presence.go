@@ -1,7 +1,7 @@
 package musa
 
 import (
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is MUSA's presence tier: the Moore Threads management

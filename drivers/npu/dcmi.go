@@ -35,7 +35,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // SourceDCMI is the presence Report.Source of DCMI's answer.

@@ -1,7 +1,7 @@
 package npu
 
 import (
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // presenceSources is the NPU's presence tier: DCMI's view (libdcmi.so;

@@ -11,10 +11,10 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
-	"github.com/flagos-ai/flagshim/presence"
 	"github.com/flagos-ai/flagshim/probe"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // Type is the device type of the acme backend, and the name of its probe.
@@ -71,15 +71,15 @@ func init() {
 	_ = Register()
 }
 
-// Register adds Acme to flagshim's vendors (drivers.Register: its backend,
+// Register adds Acme to flagshim's vendors (vendors.Register: its backend,
 // its probe in every tier, FLAGOS_BACKEND=acme, its variables) and its
 // vendor_compat step to the default plan (flagshim.AddStep). The package's
 // init calls it; calling it again does nothing and returns the first
-// attempt's error, which wraps drivers.ErrClosed or flagshim.ErrInitDone
+// attempt's error, which wraps vendors.ErrClosed or flagshim.ErrInitDone
 // when flagshim.Init had already started. It is safe for concurrent use.
 func Register() error {
 	regOnce.Do(func() {
-		err := drivers.Register(Vendor())
+		err := vendors.Register(Vendor())
 		if err == nil {
 			err = flagshim.AddStep(flagshim.PhaseVendorCompat, StepCUDACompat, cudaCompat)
 		}

@@ -16,9 +16,9 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/examples/acme"
 	"github.com/flagos-ai/flagshim/probe"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 func TestMain(m *testing.M) {
@@ -57,12 +57,12 @@ func TestVendor(t *testing.T) {
 // TestRegistered: acme's init registered it through the public call, once.
 func TestRegistered(t *testing.T) {
 	require.NoError(t, acme.Register(), "idempotent: the first attempt succeeded")
-	v, ok := drivers.Lookup(acme.Type)
+	v, ok := vendors.Lookup(acme.Type)
 	require.True(t, ok)
 	assert.Same(t, acme.Vendor(), v)
-	err := drivers.Register(acme.Vendor())
+	err := vendors.Register(acme.Vendor())
 	assert.Error(t, err, "a second registration is refused")
-	assert.True(t, errors.Is(err, drivers.ErrClosed) || errors.Is(err, drivers.ErrDuplicate), "%v", err)
+	assert.True(t, errors.Is(err, vendors.ErrClosed) || errors.Is(err, vendors.ErrDuplicate), "%v", err)
 }
 
 // The rest runs flagshim.Init in processes of their own, against the fake
@@ -84,7 +84,7 @@ func inChild(t *testing.T, child string, env ...string) {
 	}
 	none := t.TempDir()
 	cmd.Env = append(cmd.Env, childVar+"="+child, acme.EnvVar+"="+lib)
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		if v.Type != acme.Type {
 			cmd.Env = append(cmd.Env, v.Library.EnvVar+"="+filepath.Join(none, v.Library.Sonames[0]))
 		}
@@ -220,7 +220,7 @@ func TestChildRegisterAfterInit(t *testing.T) {
 	child(t)
 	late := *acme.Vendor()
 	late.Type = "acmelate"
-	err := drivers.Register(&late)
-	assert.ErrorIs(t, err, drivers.ErrClosed)
+	err := vendors.Register(&late)
+	assert.ErrorIs(t, err, vendors.ErrClosed)
 	assert.ErrorContains(t, err, "before flagshim.Init")
 }

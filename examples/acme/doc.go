@@ -13,7 +13,7 @@
 //	import _ "github.com/flagos-ai/flagshim/examples/acme"
 //
 // The package's init calls [Register], which registers [Vendor] with
-// drivers.Register (data only: it opens nothing, reads no environment and
+// vendors.Register (data only: it opens nothing, reads no environment and
 // probes nothing) and adds one step to the default plan. From then on
 // flagshim serves Acme like its own vendors:
 //
@@ -36,7 +36,7 @@
 // it in main:
 //
 //	if err := acme.Register(); err != nil {
-//		log.Fatal(err) // acme: drivers: registration is closed: ...
+//		log.Fatal(err) // acme: vendors: registration is closed: ...
 //	}
 //
 // # The vendor_compat step

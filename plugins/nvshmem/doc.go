@@ -9,12 +9,12 @@
 //	lib, err := nvshmem.Open()
 //	uid, err := lib.GetUniqueID()            // on rank 0; share the bytes with the other ranks
 //	err = lib.InitUniqueID(rank, nranks, uid) // collective: every rank calls it
-//	remove, err := lib.Register(device.DefaultHooks)
+//	remove, err := lib.Register(hooks.DefaultHooks)
 //
 // Why a scoped hook: nvshmemx_cumodule_init looks up
 // nvshmemi_device_lib_version_d and nvshmemi_device_state_d in the module; on
 // a plain module it prints "named symbol not found" and returns 7. The hook's
-// scope is [device.HasGlobals] of exactly those two names, so plain kernels
+// scope is [hooks.HasGlobals] of exactly those two names, so plain kernels
 // are never touched, and a module holding only one of them fails its load
 // with an error naming both.
 //

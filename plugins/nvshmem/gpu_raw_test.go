@@ -16,6 +16,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
@@ -84,21 +85,21 @@ func (m *rawModule) Global(name string) (uintptr, uint64, bool, error) {
 
 // load loads image and applies hooks, unloading again if they fail, as the
 // driver does.
-func (c *rawCUDA) load(hooks *device.Hooks, image []byte, label string) *rawModule {
+func (c *rawCUDA) load(hs *hooks.Hooks, image []byte, label string) *rawModule {
 	c.t.Helper()
 	img := append(append([]byte(nil), image...), 0) // PTX must end in NUL
 	m := &rawModule{c: c, label: label}
 	c.check("cuModuleLoadData "+label, call1(c.loadData, uintptr(unsafe.Pointer(&m.handle)), uintptr(unsafe.Pointer(&img[0]))))
-	if err := hooks.Apply(m); err != nil {
+	if err := hs.Apply(m); err != nil {
 		call1(c.unload, m.handle)
 		require.NoError(c.t, err)
 	}
 	return m
 }
 
-func (c *rawCUDA) unloadModule(hooks *device.Hooks, m *rawModule) {
+func (c *rawCUDA) unloadModule(hs *hooks.Hooks, m *rawModule) {
 	c.t.Helper()
-	require.NoError(c.t, hooks.Release(m))
+	require.NoError(c.t, hs.Release(m))
 	c.check("cuModuleUnload", call1(c.unload, m.handle))
 }
 
@@ -169,13 +170,13 @@ func TestGPURawScenario(t *testing.T) {
 	require.Equal(t, StatusInitialized, lib.InitStatus())
 	require.Equal(t, 0, lib.MyPE())
 	require.Equal(t, 1, lib.NPEs())
-	hooks := device.NewHooks()
-	_, err = lib.Register(hooks)
+	hs := hooks.NewHooks()
+	_, err = lib.Register(hs)
 	require.NoError(t, err)
 
 	// (a) the plain kernel.
-	plain := c.load(hooks, fixture(t, "add.ptx"), "add.ptx")
-	assert.Nil(t, hooks.Applied(plain), "the NVSHMEM hook is not applied to a plain module")
+	plain := c.load(hs, fixture(t, "add.ptx"), "add.ptx")
+	assert.Nil(t, hs.Applied(plain), "the NVSHMEM hook is not applied to a plain module")
 	const n = 1000
 	a, b := make([]float32, n), make([]float32, n)
 	for i := range a {
@@ -199,31 +200,31 @@ func TestGPURawScenario(t *testing.T) {
 	fmt.Fprintln(os.Stderr, controlEnd)
 	require.NoError(t, err)
 	assert.Equal(t, 7, rc, "nvshmemx_cumodule_init on a plain module")
-	c.unloadModule(hooks, plain)
+	c.unloadModule(hs, plain)
 
 	// (c) and (d): the NVSHMEM module, loaded and unloaded in a loop, then
 	// another one, then the first again.
 	out := c.alloc(8)
 	expect := func(m *rawModule, kernel string, want []int32, what string) {
 		t.Helper()
-		assert.Equal(t, []string{HookName}, hooks.Applied(m), what)
+		assert.Equal(t, []string{HookName}, hs.Applied(m), what)
 		c.check("cuMemcpyHtoD", call1(c.htod, out, uintptr(unsafe.Pointer(&[]int32{-7, -7}[0])), 8))
 		c.run(c.function(m, kernel), 1, 1, out)
 		assert.Equal(t, want, c.readInts(out, 2), what)
 	}
 	for round := range 5 {
-		m := c.load(hooks, fixture(t, "pe.cubin"), "pe.cubin")
+		m := c.load(hs, fixture(t, "pe.cubin"), "pe.cubin")
 		expect(m, "write_pe", []int32{0, 1}, fmt.Sprint("pe.cubin round ", round))
-		c.unloadModule(hooks, m)
-		assert.Nil(t, hooks.Applied(m))
+		c.unloadModule(hs, m)
+		assert.Nil(t, hs.Applied(m))
 	}
-	m2 := c.load(hooks, fixture(t, "pe2.cubin"), "pe2.cubin")
+	m2 := c.load(hs, fixture(t, "pe2.cubin"), "pe2.cubin")
 	expect(m2, "write_pe2", []int32{100, 101}, "pe2.cubin after the reloads")
-	m1 := c.load(hooks, fixture(t, "pe.cubin"), "pe.cubin")
+	m1 := c.load(hs, fixture(t, "pe.cubin"), "pe.cubin")
 	expect(m1, "write_pe", []int32{0, 1}, "pe.cubin beside pe2.cubin")
-	c.unloadModule(hooks, m1)
+	c.unloadModule(hs, m1)
 	expect(m2, "write_pe2", []int32{100, 101}, "pe2.cubin after pe.cubin's unload")
-	c.unloadModule(hooks, m2)
+	c.unloadModule(hs, m2)
 	for _, p := range []uintptr{da, db, dc, out} {
 		c.check("cuMemFree", call1(c.memFree, p))
 	}

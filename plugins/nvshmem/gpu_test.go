@@ -19,6 +19,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
@@ -39,17 +40,17 @@ func TestGPUDriverScenario(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, lib.InitUniqueID(0, 1, uid))
 	require.Equal(t, StatusInitialized, lib.InitStatus())
-	hooks := device.NewHooks()
-	_, err = lib.Register(hooks)
+	hs := hooks.NewHooks()
+	_, err = lib.Register(hs)
 	require.NoError(t, err)
 
-	b := cuda.New(driver.WithHooks(hooks))
+	b := cuda.New(driver.WithHooks(hs))
 	const dev = 0
 
 	// (a) the plain kernel.
 	plain, err := b.LoadModule(dev, fixture(t, "add.ptx"), "add.ptx")
 	require.NoError(t, err)
-	assert.Nil(t, hooks.Applied(plain))
+	assert.Nil(t, hs.Applied(plain))
 	const n = 1000
 	ab, bb := make([]byte, 4*n), make([]byte, 4*n)
 	for i := range n {
@@ -89,7 +90,7 @@ func TestGPUDriverScenario(t *testing.T) {
 	require.NoError(t, err)
 	expect := func(m device.LoadedModule, kernel string, want [2]int32, what string) {
 		t.Helper()
-		assert.Equal(t, []string{HookName}, hooks.Applied(m), what)
+		assert.Equal(t, []string{HookName}, hs.Applied(m), what)
 		require.NoError(t, b.CopyHtoD(dev, out, []byte{0xf9, 0xff, 0xff, 0xff, 0xf9, 0xff, 0xff, 0xff}))
 		fn, err := m.Function(kernel)
 		require.NoError(t, err)
@@ -103,7 +104,7 @@ func TestGPUDriverScenario(t *testing.T) {
 		require.NoError(t, err)
 		expect(m, "write_pe", [2]int32{0, 1}, fmt.Sprint("pe.cubin round ", round))
 		require.NoError(t, m.Unload())
-		assert.Nil(t, hooks.Applied(m))
+		assert.Nil(t, hs.Applied(m))
 	}
 	m2, err := b.LoadModule(dev, fixture(t, "pe2.cubin"), "pe2.cubin")
 	require.NoError(t, err)

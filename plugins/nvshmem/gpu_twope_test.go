@@ -28,6 +28,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
@@ -128,15 +129,15 @@ func twoPERank(t *testing.T) {
 	require.True(t, st.Initialized(), "init status %v", st)
 	res := twoPEResult{Rank: c.Rank, Device: dev, MyPE: lib.MyPE(), NPEs: lib.NPEs(), Want: (c.Rank - 1 + c.NRanks) % c.NRanks}
 
-	hooks := device.NewHooks()
-	_, err = lib.Register(hooks)
+	hs := hooks.NewHooks()
+	_, err = lib.Register(hs)
 	require.NoError(t, err)
-	b := cuda.New(driver.WithHooks(hooks))
+	b := cuda.New(driver.WithHooks(hs))
 
 	// The plain module: the hook's scope says no, the kernel runs.
 	plain, err := b.LoadModule(dev, fixture(t, "add.ptx"), "add.ptx")
 	require.NoError(t, err)
-	res.PlainHooks = hooks.Applied(plain)
+	res.PlainHooks = hs.Applied(plain)
 	runPlainAdd(t, b, dev, plain)
 
 	// The control: what the report's process-wide hook did to that module.
@@ -149,7 +150,7 @@ func twoPERank(t *testing.T) {
 	// The ring module, through the hook.
 	ring, err := b.LoadModule(dev, fixture(t, "ring.cubin"), "ring.cubin")
 	require.NoError(t, err)
-	res.RingHooks = hooks.Applied(ring)
+	res.RingHooks = hs.Applied(ring)
 	put, err := ring.Function("ring_put")
 	require.NoError(t, err)
 	read, err := ring.Function("ring_read")
@@ -175,7 +176,7 @@ func twoPERank(t *testing.T) {
 	require.NoError(t, b.Free(dev, out))
 	lib.hostCall(t, "nvshmem_free", uintptr(sym)) // collective
 	require.NoError(t, ring.Unload())
-	assert.Nil(t, hooks.Applied(ring))
+	assert.Nil(t, hs.Applied(ring))
 	require.NoError(t, lib.Finalize())
 }
 

@@ -2,6 +2,7 @@ package nvshmem
 
 import (
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // HookName is the name the plugin's hook registers under.
@@ -14,15 +15,15 @@ const (
 )
 
 // Scope is the hook's scope: modules holding both NVSHMEM globals. A module
-// holding one without the other is an error (device.ErrPartialGlobals).
-func Scope() device.Scope { return device.HasGlobals(VersionGlobal, StateGlobal) }
+// holding one without the other is an error (hooks.ErrPartialGlobals).
+func Scope() hooks.Scope { return hooks.HasGlobals(VersionGlobal, StateGlobal) }
 
 // Hook is the module hook: on modules in [Scope], Init runs
 // nvshmemx_cumodule_init (only once InitUniqueID has initialized NVSHMEM,
 // otherwise it fails the load with [ErrNotInitialized]) and Finalize runs
 // nvshmemx_cumodule_finalize.
-func (l *Lib) Hook() device.Hook {
-	return device.Hook{
+func (l *Lib) Hook() hooks.Hook {
+	return hooks.Hook{
 		Name:  HookName,
 		Scope: Scope(),
 		Init: func(m device.Module) error {
@@ -34,11 +35,11 @@ func (l *Lib) Hook() device.Hook {
 	}
 }
 
-// Register adds [Lib.Hook] to h (device.DefaultHooks when nil) and returns
+// Register adds [Lib.Hook] to h (hooks.DefaultHooks when nil) and returns
 // its remove function. [Lib.Finalize] removes it too.
-func (l *Lib) Register(h *device.Hooks) (remove func() error, err error) {
+func (l *Lib) Register(h *hooks.Hooks) (remove func() error, err error) {
 	if h == nil {
-		h = device.DefaultHooks
+		h = hooks.DefaultHooks
 	}
 	remove, err = h.Register(l.Hook())
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
@@ -137,7 +138,7 @@ func TestScope(t *testing.T) {
 				assert.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, device.ErrPartialGlobals)
+			require.ErrorIs(t, err, hooks.ErrPartialGlobals)
 			assert.Contains(t, err.Error(), VersionGlobal)
 			assert.Contains(t, err.Error(), StateGlobal)
 			assert.Contains(t, err.Error(), "m.cubin")
@@ -253,19 +254,19 @@ func TestFakeLibrary(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, [3]int{3, 4, 5}, [3]int{major, minor, patch})
 
-	hooks := device.NewHooks()
-	remove, err := l.Register(hooks)
+	hs := hooks.NewHooks()
+	remove, err := l.Register(hs)
 	require.NoError(t, err)
 	nv := newModule("pe.cubin", 0x1000, VersionGlobal, StateGlobal)
 
 	// Before init: the hook fails the NVSHMEM module's load with a clear error.
 	assert.Equal(t, StatusNotInitialized, l.InitStatus())
-	err = hooks.Apply(nv)
+	err = hs.Apply(nv)
 	require.ErrorIs(t, err, ErrNotInitialized)
-	require.ErrorIs(t, err, device.ErrHookFailed)
+	require.ErrorIs(t, err, hooks.ErrHookFailed)
 	assert.Contains(t, err.Error(), `hook "nvshmem"`)
 	assert.Contains(t, err.Error(), "InitUniqueID")
-	assert.Nil(t, hooks.Applied(nv))
+	assert.Nil(t, hs.Applied(nv))
 
 	for _, bad := range [][2]int{{0, 0}, {-1, 1}, {1, 1}} {
 		assert.ErrorIs(t, l.InitUniqueID(bad[0], bad[1], UniqueID{}), ErrInvalid, "rank %d of %d", bad[0], bad[1])
@@ -281,8 +282,8 @@ func TestFakeLibrary(t *testing.T) {
 
 	// The plain module: hook not called (the fake would print and count).
 	plain := newModule("add.ptx", 0x2001, "add")
-	require.NoError(t, hooks.Apply(plain))
-	assert.Nil(t, hooks.Applied(plain))
+	require.NoError(t, hs.Apply(plain))
+	assert.Nil(t, hs.Applied(plain))
 	// The control: cumodule_init on it directly returns 7.
 	fmt.Fprintln(os.Stderr, "CONTROL-START")
 	rc, err := l.CumoduleInit(plain.handle)
@@ -290,16 +291,16 @@ func TestFakeLibrary(t *testing.T) {
 	assert.Equal(t, 7, rc)
 
 	// The NVSHMEM module: initialized, finalized on release.
-	require.NoError(t, hooks.Apply(nv))
-	assert.Equal(t, []string{HookName}, hooks.Applied(nv))
-	require.NoError(t, hooks.Release(nv))
+	require.NoError(t, hs.Apply(nv))
+	assert.Equal(t, []string{HookName}, hs.Applied(nv))
+	require.NoError(t, hs.Release(nv))
 	c := counts(t, l)
 	assert.Equal(t, [5]int32{1, 1, 0, 0, 0}, c)
 
 	// A half module fails its load and names both globals.
 	half := newModule("half.cubin", 0x3000, StateGlobal)
-	err = hooks.Apply(half)
-	require.ErrorIs(t, err, device.ErrPartialGlobals)
+	err = hs.Apply(half)
+	require.ErrorIs(t, err, hooks.ErrPartialGlobals)
 	assert.Contains(t, err.Error(), VersionGlobal)
 
 	// Many modules in parallel: calls into the library never overlap.
@@ -309,8 +310,8 @@ func TestFakeLibrary(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			m := newModule(fmt.Sprint("m", i), uintptr(0x10000+i*16), VersionGlobal, StateGlobal)
-			assert.NoError(t, hooks.Apply(m))
-			assert.NoError(t, hooks.Release(m))
+			assert.NoError(t, hs.Apply(m))
+			assert.NoError(t, hs.Release(m))
 		}()
 	}
 	wg.Wait()
@@ -319,10 +320,10 @@ func TestFakeLibrary(t *testing.T) {
 
 	// Finalize removes the hook, finalizing the live module first.
 	live := newModule("live.cubin", 0x4000, VersionGlobal, StateGlobal)
-	require.NoError(t, hooks.Apply(live))
+	require.NoError(t, hs.Apply(live))
 	require.NoError(t, l.Finalize())
-	assert.Empty(t, hooks.Names())
-	assert.Nil(t, hooks.Applied(live))
+	assert.Empty(t, hs.Names())
+	assert.Nil(t, hs.Applied(live))
 	c = counts(t, l)
 	assert.Equal(t, [5]int32{34, 34, 1, 0, 0}, c)
 	require.NoError(t, remove(), "remove after Finalize is a no-op")
@@ -355,10 +356,10 @@ func TestFakeInitFailures(t *testing.T) {
 	t.Logf("init error: %v", err)
 	assert.Contains(t, err.Error(), os.Getenv("WANT"))
 	assert.True(t, errors.Is(err, ErrCall) || errors.Is(err, ErrNotInitialized))
-	hooks := device.NewHooks()
-	_, err = l.Register(hooks)
+	hs := hooks.NewHooks()
+	_, err = l.Register(hs)
 	require.NoError(t, err)
-	err = hooks.Apply(newModule("pe.cubin", 0x1000, VersionGlobal, StateGlobal))
+	err = hs.Apply(newModule("pe.cubin", 0x1000, VersionGlobal, StateGlobal))
 	assert.ErrorIs(t, err, ErrNotInitialized)
 	assert.True(t, strings.Contains(err.Error(), "pe.cubin"))
 }

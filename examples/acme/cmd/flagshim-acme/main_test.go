@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/examples/acme"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // TestMain lets testscript run this binary as flagshim-acme, each invocation
@@ -38,7 +38,7 @@ func TestScripts(t *testing.T) {
 			// testscript starts from a clean environment: only the other
 			// vendors' libraries are pointed at nothing, so that this
 			// machine's cannot answer.
-			for _, v := range drivers.Vendors() {
+			for _, v := range vendors.All() {
 				if v.Type != acme.Type {
 					env.Setenv(v.Library.EnvVar, "/nonexistent/"+v.Library.Sonames[0])
 				}

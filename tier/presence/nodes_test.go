@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // fakeNodes is a made-up vendor's nodes: /dev/fakegpu.N or /dev/fakegpuN,

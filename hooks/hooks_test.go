@@ -1,4 +1,4 @@
-package device_test
+package hooks_test
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // fakeModule is an in-memory module: a label, a backend and a set of globals.
@@ -73,8 +74,8 @@ func (r *recorder) get() []string {
 	return append([]string(nil), r.log...)
 }
 
-func (r *recorder) hook(name string, scope device.Scope) device.Hook {
-	return device.Hook{
+func (r *recorder) hook(name string, scope hooks.Scope) hooks.Hook {
+	return hooks.Hook{
 		Name:     name,
 		Scope:    scope,
 		Init:     func(m device.Module) error { r.add("init " + name + " " + m.Label()); return nil },
@@ -82,7 +83,7 @@ func (r *recorder) hook(name string, scope device.Scope) device.Hook {
 	}
 }
 
-func mustRegister(t *testing.T, h *device.Hooks, hk device.Hook) func() error {
+func mustRegister(t *testing.T, h *hooks.Hooks, hk hooks.Hook) func() error {
 	t.Helper()
 	remove, err := h.Register(hk)
 	require.NoError(t, err)
@@ -103,17 +104,17 @@ func TestHasGlobals(t *testing.T) {
 	}{
 		{name: "both", names: []string{a, b}, mod: newModule("nv.cubin", a, b, "other"), want: true},
 		{name: "neither", names: []string{a, b}, mod: newModule("add.ptx", "other")},
-		{name: "only version", names: []string{a, b}, mod: newModule("half.cubin", a), wantErr: device.ErrPartialGlobals,
+		{name: "only version", names: []string{a, b}, mod: newModule("half.cubin", a), wantErr: hooks.ErrPartialGlobals,
 			msg: []string{"half.cubin", "has " + a, "lacks " + b}},
-		{name: "only state", names: []string{a, b}, mod: newModule("half.cubin", b), wantErr: device.ErrPartialGlobals,
+		{name: "only state", names: []string{a, b}, mod: newModule("half.cubin", b), wantErr: hooks.ErrPartialGlobals,
 			msg: []string{"has " + b, "lacks " + a}},
 		{name: "lookup fails", names: []string{a}, mod: &fakeModule{label: "x", globalErr: lookupErr}, wantErr: lookupErr,
 			msg: []string{a, "x"}},
-		{name: "no names", mod: newModule("x"), wantErr: device.ErrInvalidHook},
+		{name: "no names", mod: newModule("x"), wantErr: hooks.ErrInvalidHook},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := device.HasGlobals(tt.names...)(tt.mod)
+			got, err := hooks.HasGlobals(tt.names...)(tt.mod)
 			assert.Equal(t, tt.want, got)
 			if tt.wantErr == nil {
 				require.NoError(t, err)
@@ -134,19 +135,19 @@ func TestScopeHelpers(t *testing.T) {
 	fail := errors.New("boom")
 	tests := []struct {
 		name    string
-		scope   device.Scope
+		scope   hooks.Scope
 		mod     *fakeModule
 		want    bool
 		wantErr error
 	}{
-		{"any", device.AnyModule(), cu, true, nil},
-		{"on backend yes", device.OnBackend(device.CUDA), cu, true, nil},
-		{"on backend no", device.OnBackend(device.CUDA), mu, false, nil},
-		{"allof yes", device.AllOf(device.OnBackend(device.MUSA), device.HasGlobals("g")), mu, true, nil},
-		{"allof no", device.AllOf(device.OnBackend(device.CUDA), device.HasGlobals("g")), mu, false, nil},
-		{"allof stops at no", device.AllOf(device.OnBackend(device.MUSA), func(device.Module) (bool, error) { return false, fail }), cu, false, nil},
-		{"allof error", device.AllOf(device.AnyModule(), func(device.Module) (bool, error) { return true, fail }), cu, false, fail},
-		{"allof empty", device.AllOf(), cu, true, nil},
+		{"any", hooks.AnyModule(), cu, true, nil},
+		{"on backend yes", hooks.OnBackend(device.CUDA), cu, true, nil},
+		{"on backend no", hooks.OnBackend(device.CUDA), mu, false, nil},
+		{"allof yes", hooks.AllOf(hooks.OnBackend(device.MUSA), hooks.HasGlobals("g")), mu, true, nil},
+		{"allof no", hooks.AllOf(hooks.OnBackend(device.CUDA), hooks.HasGlobals("g")), mu, false, nil},
+		{"allof stops at no", hooks.AllOf(hooks.OnBackend(device.MUSA), func(device.Module) (bool, error) { return false, fail }), cu, false, nil},
+		{"allof error", hooks.AllOf(hooks.AnyModule(), func(device.Module) (bool, error) { return true, fail }), cu, false, fail},
+		{"allof empty", hooks.AllOf(), cu, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,19 +166,19 @@ func TestRegisterValidation(t *testing.T) {
 	initOK := func(device.Module) error { return nil }
 	tests := []struct {
 		name    string
-		hook    device.Hook
+		hook    hooks.Hook
 		wantErr error
 	}{
-		{"empty name", device.Hook{Scope: device.AnyModule(), Init: initOK}, device.ErrInvalidHook},
-		{"nil scope", device.Hook{Name: "h", Init: initOK}, device.ErrInvalidHook},
-		{"nil init", device.Hook{Name: "h", Scope: device.AnyModule()}, device.ErrInvalidHook},
-		{"duplicate", device.Hook{Name: "taken", Scope: device.AnyModule(), Init: initOK}, device.ErrDuplicateHook},
-		{"ok without finalize", device.Hook{Name: "fresh", Scope: device.AnyModule(), Init: initOK}, nil},
+		{"empty name", hooks.Hook{Scope: hooks.AnyModule(), Init: initOK}, hooks.ErrInvalidHook},
+		{"nil scope", hooks.Hook{Name: "h", Init: initOK}, hooks.ErrInvalidHook},
+		{"nil init", hooks.Hook{Name: "h", Scope: hooks.AnyModule()}, hooks.ErrInvalidHook},
+		{"duplicate", hooks.Hook{Name: "taken", Scope: hooks.AnyModule(), Init: initOK}, hooks.ErrDuplicateHook},
+		{"ok without finalize", hooks.Hook{Name: "fresh", Scope: hooks.AnyModule(), Init: initOK}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := device.NewHooks()
-			mustRegister(t, h, device.Hook{Name: "taken", Scope: device.AnyModule(), Init: initOK})
+			h := hooks.NewHooks()
+			mustRegister(t, h, hooks.Hook{Name: "taken", Scope: hooks.AnyModule(), Init: initOK})
 			remove, err := h.Register(tt.hook)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
@@ -192,22 +193,22 @@ func TestRegisterValidation(t *testing.T) {
 }
 
 func TestRemoveFreesName(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	remove := mustRegister(t, h, r.hook("a", device.AnyModule()))
+	remove := mustRegister(t, h, r.hook("a", hooks.AnyModule()))
 	require.NoError(t, remove())
 	require.NoError(t, remove(), "remove is idempotent")
 	assert.Empty(t, h.Names())
-	mustRegister(t, h, r.hook("a", device.AnyModule()))
+	mustRegister(t, h, r.hook("a", hooks.AnyModule()))
 	assert.Equal(t, []string{"a"}, h.Names())
 }
 
 func TestApplyOrderAndScope(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	mustRegister(t, h, r.hook("first", device.AnyModule()))
-	mustRegister(t, h, r.hook("nv", device.HasGlobals("v", "s")))
-	mustRegister(t, h, r.hook("last", device.AnyModule()))
+	mustRegister(t, h, r.hook("first", hooks.AnyModule()))
+	mustRegister(t, h, r.hook("nv", hooks.HasGlobals("v", "s")))
+	mustRegister(t, h, r.hook("last", hooks.AnyModule()))
 
 	plain := newModule("add.ptx")
 	nv := newModule("nv.cubin", "v", "s")
@@ -229,22 +230,22 @@ func TestApplyOrderAndScope(t *testing.T) {
 }
 
 func TestApplyWithoutHooks(t *testing.T) {
-	var h device.Hooks // the zero value works
+	var h hooks.Hooks // the zero value works
 	m := newModule("m")
 	require.NoError(t, h.Apply(m))
 	assert.Nil(t, h.Applied(m))
 	require.NoError(t, h.Release(m))
 
-	var nilHooks *device.Hooks
+	var nilHooks *hooks.Hooks
 	require.NoError(t, nilHooks.Apply(m))
 	require.NoError(t, nilHooks.Release(m))
 	assert.Nil(t, nilHooks.Applied(m))
 }
 
 func TestApplyNoMatchForgetsModule(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	mustRegister(t, h, r.hook("nv", device.HasGlobals("v", "s")))
+	mustRegister(t, h, r.hook("nv", hooks.HasGlobals("v", "s")))
 	m := newModule("add.ptx")
 	require.NoError(t, h.Apply(m))
 	require.NoError(t, h.Apply(m), "nothing was applied, so a second Apply is allowed")
@@ -253,9 +254,9 @@ func TestApplyNoMatchForgetsModule(t *testing.T) {
 }
 
 func TestApplyAgainRunsNothing(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	mustRegister(t, h, r.hook("a", device.AnyModule()))
+	mustRegister(t, h, r.hook("a", hooks.AnyModule()))
 	m := newModule("m")
 	require.NoError(t, h.Apply(m))
 	require.NoError(t, h.Apply(m), "a second report of one load answers the recorded result")
@@ -300,12 +301,12 @@ func TestApplyOncePerLoad(t *testing.T) {
 		{name: "a wrapper per caller, init fails", wrap: true, initErr: planned},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := device.NewHooks()
+			h := hooks.NewHooks()
 			var inits, finis atomic.Int32
 			var finished atomic.Bool // the Init's run is over
-			mustRegister(t, h, device.Hook{
+			mustRegister(t, h, hooks.Hook{
 				Name:  "slow",
-				Scope: device.AnyModule(),
+				Scope: hooks.AnyModule(),
 				Init: func(device.Module) error {
 					inits.Add(1)
 					time.Sleep(20 * time.Millisecond)
@@ -346,7 +347,7 @@ func TestApplyOncePerLoad(t *testing.T) {
 					assert.NoError(t, err, "caller %d gets the run's result", i)
 					continue
 				}
-				assert.ErrorIs(t, err, device.ErrHookFailed, "caller %d gets the run's result", i)
+				assert.ErrorIs(t, err, hooks.ErrHookFailed, "caller %d gets the run's result", i)
 				assert.ErrorIs(t, err, planned, "caller %d", i)
 				assert.Equal(t, errs[0].Error(), err.Error(), "caller %d: the same error", i)
 			}
@@ -390,9 +391,9 @@ type handlePanicModule struct{ fakeModule }
 func (*handlePanicModule) Handle() uintptr { panic("no handle") }
 
 func TestBadModules(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	mustRegister(t, h, r.hook("a", device.AnyModule()))
+	mustRegister(t, h, r.hook("a", hooks.AnyModule()))
 	tests := []struct {
 		name string
 		m    device.Module
@@ -405,8 +406,8 @@ func TestBadModules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.ErrorIs(t, h.Apply(tt.m), device.ErrInvalidHook)
-			assert.ErrorIs(t, h.Release(tt.m), device.ErrInvalidHook)
+			assert.ErrorIs(t, h.Apply(tt.m), hooks.ErrInvalidHook)
+			assert.ErrorIs(t, h.Release(tt.m), hooks.ErrInvalidHook)
 			assert.Nil(t, h.Applied(tt.m))
 		})
 	}
@@ -414,7 +415,7 @@ func TestBadModules(t *testing.T) {
 	// The registry is still usable: no lock was left held.
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.Register(device.Hook{Name: "after", Scope: device.AnyModule(), Init: func(device.Module) error { return nil }})
+		_, err := h.Register(hooks.Hook{Name: "after", Scope: hooks.AnyModule(), Init: func(device.Module) error { return nil }})
 		done <- err
 	}()
 	require.NoError(t, <-done)
@@ -426,53 +427,53 @@ func TestApplyFailure(t *testing.T) {
 	finiErr := errors.New("finalize broke")
 	tests := []struct {
 		name      string
-		bad       device.Hook
+		bad       hooks.Hook
 		wantIs    []error
 		wantStage string
 		firstFini error // the first hook's finalize error during the rollback
 	}{
 		{
 			name:      "init error",
-			bad:       device.Hook{Name: "bad", Scope: device.AnyModule(), Init: func(device.Module) error { return cause }},
-			wantIs:    []error{device.ErrHookFailed, cause},
+			bad:       hooks.Hook{Name: "bad", Scope: hooks.AnyModule(), Init: func(device.Module) error { return cause }},
+			wantIs:    []error{hooks.ErrHookFailed, cause},
 			wantStage: "init",
 		},
 		{
 			name:      "init panic",
-			bad:       device.Hook{Name: "bad", Scope: device.AnyModule(), Init: func(device.Module) error { panic("kaboom") }},
-			wantIs:    []error{device.ErrHookFailed, device.ErrHookPanic},
+			bad:       hooks.Hook{Name: "bad", Scope: hooks.AnyModule(), Init: func(device.Module) error { panic("kaboom") }},
+			wantIs:    []error{hooks.ErrHookFailed, hooks.ErrHookPanic},
 			wantStage: "init",
 		},
 		{
 			name:      "scope error",
-			bad:       device.Hook{Name: "bad", Scope: device.HasGlobals("v", "s"), Init: func(device.Module) error { return nil }},
-			wantIs:    []error{device.ErrHookFailed, device.ErrPartialGlobals},
+			bad:       hooks.Hook{Name: "bad", Scope: hooks.HasGlobals("v", "s"), Init: func(device.Module) error { return nil }},
+			wantIs:    []error{hooks.ErrHookFailed, hooks.ErrPartialGlobals},
 			wantStage: "scope",
 		},
 		{
 			name:      "scope panic",
-			bad:       device.Hook{Name: "bad", Scope: func(device.Module) (bool, error) { panic("scope kaboom") }, Init: func(device.Module) error { return nil }},
-			wantIs:    []error{device.ErrHookFailed, device.ErrHookPanic},
+			bad:       hooks.Hook{Name: "bad", Scope: func(device.Module) (bool, error) { panic("scope kaboom") }, Init: func(device.Module) error { return nil }},
+			wantIs:    []error{hooks.ErrHookFailed, hooks.ErrHookPanic},
 			wantStage: "scope",
 		},
 		{
 			name:      "rollback finalize error joined",
-			bad:       device.Hook{Name: "bad", Scope: device.AnyModule(), Init: func(device.Module) error { return cause }},
-			wantIs:    []error{device.ErrHookFailed, cause, finiErr},
+			bad:       hooks.Hook{Name: "bad", Scope: hooks.AnyModule(), Init: func(device.Module) error { return cause }},
+			wantIs:    []error{hooks.ErrHookFailed, cause, finiErr},
 			wantStage: "init",
 			firstFini: finiErr,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := device.NewHooks()
+			h := hooks.NewHooks()
 			var r recorder
-			first := r.hook("first", device.AnyModule())
+			first := r.hook("first", hooks.AnyModule())
 			if tt.firstFini != nil {
 				first.Finalize = func(m device.Module) error { r.add("fini first " + m.Label()); return tt.firstFini }
 			}
 			mustRegister(t, h, first)
-			mustRegister(t, h, r.hook("second", device.AnyModule()))
+			mustRegister(t, h, r.hook("second", hooks.AnyModule()))
 			// bad misbehaves on half.cubin only; "other" loads fine with it.
 			bad := tt.bad
 			badScope, badInit := bad.Scope, bad.Init
@@ -489,7 +490,7 @@ func TestApplyFailure(t *testing.T) {
 				return badInit(m)
 			}
 			mustRegister(t, h, bad)
-			mustRegister(t, h, r.hook("after", device.AnyModule()))
+			mustRegister(t, h, r.hook("after", hooks.AnyModule()))
 
 			other := newModule("other", "v", "s")
 			require.NoError(t, h.Apply(other))
@@ -501,7 +502,7 @@ func TestApplyFailure(t *testing.T) {
 			for _, want := range tt.wantIs {
 				assert.ErrorIs(t, err, want)
 			}
-			var he *device.HookError
+			var he *hooks.HookError
 			require.ErrorAs(t, err, &he)
 			assert.Equal(t, "bad", he.Hook)
 			assert.Equal(t, "half.cubin", he.Module)
@@ -531,20 +532,20 @@ func TestApplyFailure(t *testing.T) {
 }
 
 func TestReleaseFinalizeErrors(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	e1, e2 := errors.New("e1"), errors.New("e2")
 	var r recorder
-	mustRegister(t, h, device.Hook{Name: "a", Scope: device.AnyModule(),
+	mustRegister(t, h, hooks.Hook{Name: "a", Scope: hooks.AnyModule(),
 		Init: func(device.Module) error { return nil }, Finalize: func(device.Module) error { r.add("fini a"); return e1 }})
-	mustRegister(t, h, device.Hook{Name: "b", Scope: device.AnyModule(),
+	mustRegister(t, h, hooks.Hook{Name: "b", Scope: hooks.AnyModule(),
 		Init: func(device.Module) error { return nil }, Finalize: func(device.Module) error { r.add("fini b"); panic("p") }})
-	mustRegister(t, h, device.Hook{Name: "c", Scope: device.AnyModule(),
+	mustRegister(t, h, hooks.Hook{Name: "c", Scope: hooks.AnyModule(),
 		Init: func(device.Module) error { return nil }, Finalize: func(device.Module) error { r.add("fini c"); return e2 }})
 	m := newModule("m")
 	require.NoError(t, h.Apply(m))
 	err := h.Release(m)
 	assert.Equal(t, []string{"fini c", "fini b", "fini a"}, r.get(), "every finalize runs despite errors")
-	for _, want := range []error{device.ErrHookFailed, e1, e2, device.ErrHookPanic} {
+	for _, want := range []error{hooks.ErrHookFailed, e1, e2, hooks.ErrHookPanic} {
 		assert.ErrorIs(t, err, want)
 	}
 	assert.Contains(t, err.Error(), `hook "b" failed in finalize on module "m"`)
@@ -552,10 +553,10 @@ func TestReleaseFinalizeErrors(t *testing.T) {
 }
 
 func TestRemoveFinalizesItsModules(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	mustRegister(t, h, r.hook("a", device.AnyModule()))
-	removeNV := mustRegister(t, h, r.hook("nv", device.HasGlobals("v", "s")))
+	mustRegister(t, h, r.hook("a", hooks.AnyModule()))
+	removeNV := mustRegister(t, h, r.hook("nv", hooks.HasGlobals("v", "s")))
 	m1, m2, plain := newModule("m1", "v", "s"), newModule("m2", "v", "s"), newModule("plain")
 	for _, m := range []*fakeModule{m1, m2, plain} {
 		require.NoError(t, h.Apply(m))
@@ -585,9 +586,9 @@ func sortFirst2(s []string) []string {
 }
 
 func TestRemoveLastHookForgetsModule(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
-	remove := mustRegister(t, h, r.hook("a", device.AnyModule()))
+	remove := mustRegister(t, h, r.hook("a", hooks.AnyModule()))
 	m := newModule("m")
 	require.NoError(t, h.Apply(m))
 	require.NoError(t, remove())
@@ -597,23 +598,23 @@ func TestRemoveLastHookForgetsModule(t *testing.T) {
 }
 
 func TestRemoveReportsFinalizeErrors(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	e := errors.New("nope")
-	remove := mustRegister(t, h, device.Hook{Name: "a", Scope: device.AnyModule(),
+	remove := mustRegister(t, h, hooks.Hook{Name: "a", Scope: hooks.AnyModule(),
 		Init: func(device.Module) error { return nil }, Finalize: func(device.Module) error { return e }})
 	require.NoError(t, h.Apply(newModule("m1")))
 	require.NoError(t, h.Apply(newModule("m2")))
 	err := remove()
 	assert.ErrorIs(t, err, e)
-	assert.ErrorIs(t, err, device.ErrHookFailed)
+	assert.ErrorIs(t, err, hooks.ErrHookFailed)
 	assert.Contains(t, err.Error(), `"m1"`)
 	assert.Contains(t, err.Error(), `"m2"`)
 	assert.NoError(t, remove())
 }
 
 // blockingHook's Init signals entered and waits for release.
-func blockingHook(name string, r *recorder, entered chan<- string, release <-chan struct{}) device.Hook {
-	hk := r.hook(name, device.AnyModule())
+func blockingHook(name string, r *recorder, entered chan<- string, release <-chan struct{}) hooks.Hook {
+	hk := r.hook(name, hooks.AnyModule())
 	hk.Init = func(m device.Module) error {
 		entered <- m.Label()
 		<-release
@@ -626,13 +627,13 @@ func blockingHook(name string, r *recorder, entered chan<- string, release <-cha
 func TestRemoveWhileInitRuns(t *testing.T) {
 	for _, finiErr := range []error{nil, errors.New("late finalize failed")} {
 		t.Run(fmt.Sprint("finalize error ", finiErr != nil), func(t *testing.T) {
-			h := device.NewHooks()
+			h := hooks.NewHooks()
 			var r recorder
 			entered, release := make(chan string), make(chan struct{})
 			hk := blockingHook("slow", &r, entered, release)
 			hk.Finalize = func(m device.Module) error { r.add("fini slow " + m.Label()); return finiErr }
 			remove := mustRegister(t, h, hk)
-			mustRegister(t, h, r.hook("after", device.AnyModule()))
+			mustRegister(t, h, r.hook("after", hooks.AnyModule()))
 			m := newModule("m")
 
 			applied := make(chan error)
@@ -666,11 +667,11 @@ func TestRemoveWhileInitRuns(t *testing.T) {
 }
 
 func TestRemovedBeforeItsTurnIsSkipped(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
 	entered, release := make(chan string), make(chan struct{})
 	mustRegister(t, h, blockingHook("first", &r, entered, release))
-	remove := mustRegister(t, h, r.hook("second", device.AnyModule()))
+	remove := mustRegister(t, h, r.hook("second", hooks.AnyModule()))
 	m := newModule("m")
 	applied := make(chan error)
 	go func() { applied <- h.Apply(m) }()
@@ -683,7 +684,7 @@ func TestRemovedBeforeItsTurnIsSkipped(t *testing.T) {
 }
 
 func TestRegisterDuringApplyNotApplied(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
 	entered, release := make(chan string), make(chan struct{})
 	mustRegister(t, h, blockingHook("first", &r, entered, release))
@@ -691,7 +692,7 @@ func TestRegisterDuringApplyNotApplied(t *testing.T) {
 	applied := make(chan error)
 	go func() { applied <- h.Apply(m) }()
 	<-entered
-	mustRegister(t, h, r.hook("late", device.AnyModule()))
+	mustRegister(t, h, r.hook("late", hooks.AnyModule()))
 	close(release)
 	require.NoError(t, <-applied)
 	assert.Equal(t, []string{"first"}, h.Applied(m))
@@ -702,13 +703,13 @@ func TestRegisterDuringApplyNotApplied(t *testing.T) {
 }
 
 func TestParallelLoadsDoNotWaitForSlowHook(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
 	entered, release := make(chan string), make(chan struct{})
 	slow := blockingHook("slow", &r, entered, release)
-	slow.Scope = device.HasGlobals("slow")
+	slow.Scope = hooks.HasGlobals("slow")
 	mustRegister(t, h, slow)
-	mustRegister(t, h, r.hook("fast", device.AnyModule()))
+	mustRegister(t, h, r.hook("fast", hooks.AnyModule()))
 
 	a := newModule("a", "slow")
 	applied := make(chan error)
@@ -719,7 +720,7 @@ func TestParallelLoadsDoNotWaitForSlowHook(t *testing.T) {
 	require.NoError(t, h.Apply(b))
 	assert.Equal(t, []string{"fast"}, h.Applied(b))
 	assert.Nil(t, h.Applied(a), "a's Apply still running: nothing recorded yet")
-	removeX := mustRegister(t, h, r.hook("x", device.AnyModule()))
+	removeX := mustRegister(t, h, r.hook("x", hooks.AnyModule()))
 	require.NoError(t, h.Release(b))
 	require.NoError(t, removeX())
 	close(release)
@@ -728,7 +729,7 @@ func TestParallelLoadsDoNotWaitForSlowHook(t *testing.T) {
 }
 
 func TestReleaseWaitsForApply(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var r recorder
 	entered, release := make(chan string), make(chan struct{})
 	mustRegister(t, h, blockingHook("slow", &r, entered, release))
@@ -754,7 +755,7 @@ func TestReleaseWaitsForApply(t *testing.T) {
 // finalized exactly once, never after the module is unloaded, never while
 // another hook call runs on the same module, and nothing is left recorded.
 func TestConcurrentStress(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	type key struct{ hook, mod string }
 	var (
 		mu         sync.Mutex
@@ -777,11 +778,11 @@ func TestConcurrentStress(t *testing.T) {
 		time.Sleep(time.Duration(rand.IntN(50)) * time.Microsecond)
 	}
 	leave := func(m *fakeModule) { m.busy.Add(-1) }
-	mkHook := func(name string, failEvery int) device.Hook {
+	mkHook := func(name string, failEvery int) hooks.Hook {
 		var n atomic.Int64
-		return device.Hook{
+		return hooks.Hook{
 			Name:  name,
-			Scope: device.HasGlobals(name[:1]),
+			Scope: hooks.HasGlobals(name[:1]),
 			Init: func(dm device.Module) error {
 				m := dm.(*fakeModule)
 				enter(m)
@@ -849,7 +850,7 @@ func TestConcurrentStress(t *testing.T) {
 			for i := range 200 {
 				m := newModule(fmt.Sprintf("w%d-%d", w, i), "a", "b", "c", "d", "e")
 				if err := h.Apply(m); err != nil {
-					if !errors.Is(err, device.ErrHookFailed) {
+					if !errors.Is(err, hooks.ErrHookFailed) {
 						bad("apply: %v", err)
 					}
 					failed.Add(1)
@@ -885,14 +886,14 @@ func TestConcurrentStress(t *testing.T) {
 // loaded and others are released concurrently: each Init is finalized once,
 // before its module is unloaded.
 func TestConcurrentRemoveWithLiveModules(t *testing.T) {
-	h := device.NewHooks()
+	h := hooks.NewHooks()
 	var inits, finis atomic.Int64
 	var unloadedFinalize atomic.Int64
 	var removes []func() error
 	for i := range 8 {
-		removes = append(removes, mustRegister(t, h, device.Hook{
+		removes = append(removes, mustRegister(t, h, hooks.Hook{
 			Name:  fmt.Sprint("h", i),
-			Scope: device.AnyModule(),
+			Scope: hooks.AnyModule(),
 			Init:  func(device.Module) error { inits.Add(1); return nil },
 			Finalize: func(dm device.Module) error {
 				if dm.(*fakeModule).unloaded.Load() {

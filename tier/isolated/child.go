@@ -1,4 +1,4 @@
-package isolate
+package isolated
 
 import (
 	"bufio"
@@ -19,8 +19,8 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/internal/onecpu"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // EnvVar carries the child's token.
@@ -102,7 +102,7 @@ func serveRequest(req request) int {
 	// A process that initializes a driver and exits: on one CPU its exit
 	// is cheaper (internal/onecpu). Best effort.
 	_, _ = onecpu.Pin()
-	v, ok := drivers.Lookup(req.vendor)
+	v, ok := vendors.Lookup(req.vendor)
 	if !ok {
 		fmt.Fprintf(os.Stderr, "flagshim probe child: unknown vendor %q\n", req.vendor)
 		return 2
@@ -119,7 +119,7 @@ func serveRequest(req request) int {
 		root = ""
 	}
 	b := driver.New(v,
-		driver.WithMakers(drivers.Makers()), driver.WithSysRoot(root),
+		driver.WithMakers(vendors.Makers()), driver.WithSysRoot(root),
 		driver.WithInitTimeout(1<<62), // the supervisor keeps the time
 		driver.WithStepHook(func(step string) {
 			w.line("step " + oneLine(step) + "\n")

@@ -1,4 +1,4 @@
-package isolate
+package isolated
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/drivers"
-	"github.com/flagos-ai/flagshim/presence"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // Free memory (Config.Memory) is learned by the supervisor, not the child:
@@ -28,7 +28,7 @@ type memoryQuery chan []presence.Report
 // askMemory starts vendor t's presence sources on a goroutine (leaving
 // their sessions open with noShutdown); nil when the vendor has none.
 func askMemory(t device.Type, noShutdown bool) memoryQuery {
-	v, ok := drivers.Lookup(t)
+	v, ok := vendors.Lookup(t)
 	if !ok || v.Presence == nil {
 		return nil
 	}

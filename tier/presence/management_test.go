@@ -15,8 +15,8 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // The kit's flow is tested without a fake C library: the library opened is

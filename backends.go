@@ -10,27 +10,27 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // driverSteps are the built-in steps of the drivers phase: one per
-// registered vendor (drivers.Vendors: flagshim's own, then those other
+// registered vendor (vendors.Vendors: flagshim's own, then those other
 // modules registered), each registering a backend and its original probe,
 // then flagos. They open nothing: the vendor drivers load their libraries
 // on first use, and flagos decides its route on first use, after plugins'
 // drivers steps have registered their backends.
 func (s *shim) driverSteps() []step {
 	var steps []step
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		steps = append(steps, step{PhaseDrivers, string(v.Type), func(context.Context) error {
 			return s.registerBackend(driver.New(v, s.vendorOptions(v)...))
 		}})
 	}
 	return append(steps, step{PhaseDrivers, string(device.FlagOS), func(context.Context) error {
 		return s.registerBackend(flagos.New(s.devs, flagos.WithLogger(s.log), flagos.WithGetenv(s.getenv),
-			flagos.WithAutoOrder(drivers.AutoOrder())))
+			flagos.WithAutoOrder(vendors.AutoOrder())))
 	}})
 }
 
@@ -50,7 +50,7 @@ func (s *shim) addDriverSteps() error {
 // logger, the environment, the init timeout and the probe tier.
 func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout),
-		driver.WithMakers(drivers.Makers()), driver.WithSysRoot(s.set.root)}
+		driver.WithMakers(vendors.Makers()), driver.WithSysRoot(s.set.root)}
 	if v.Type == device.CUDA {
 		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
 	}

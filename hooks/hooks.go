@@ -1,4 +1,4 @@
-package device
+package hooks
 
 import (
 	"errors"
@@ -6,26 +6,28 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+
+	"github.com/flagos-ai/flagshim/device"
 )
 
 // Hook is a piece of per-module initialisation that a library needs on the
 // modules carrying its device code (NVSHMEM's nvshmemx_cumodule_init, say).
 type Hook struct {
-	Name     string             // unique within a Hooks
-	Scope    Scope              // which modules it applies to
-	Init     func(Module) error // runs right after such a module is loaded
-	Finalize func(Module) error // optional: runs before it is unloaded, or when the hook is removed
+	Name     string                    // unique within a Hooks
+	Scope    Scope                     // which modules it applies to
+	Init     func(device.Module) error // runs right after such a module is loaded
+	Finalize func(device.Module) error // optional: runs before it is unloaded, or when the hook is removed
 }
 
 // Errors of the hook registry; test them with errors.Is.
 var (
-	ErrInvalidHook   = errors.New("device: invalid hook")
-	ErrDuplicateHook = errors.New("device: hook already registered")
-	ErrHookFailed    = errors.New("device: module hook failed")
-	ErrHookPanic     = errors.New("device: module hook panicked")
+	ErrInvalidHook   = errors.New("hooks: invalid hook")
+	ErrDuplicateHook = errors.New("hooks: hook already registered")
+	ErrHookFailed    = errors.New("hooks: module hook failed")
+	ErrHookPanic     = errors.New("hooks: module hook panicked")
 	// Deprecated: Apply no longer returns it. A second Apply of a module
 	// whose hooks are applied returns the recorded result and runs nothing.
-	ErrModuleApplied = errors.New("device: hooks already applied to this module")
+	ErrModuleApplied = errors.New("hooks: hooks already applied to this module")
 )
 
 // HookError is the error of one hook on one module. It matches
@@ -38,7 +40,7 @@ type HookError struct {
 }
 
 func (e *HookError) Error() string {
-	return fmt.Sprintf("device: hook %q failed in %s on module %q: %v", e.Hook, e.Stage, e.Module, e.Err)
+	return fmt.Sprintf("hooks: hook %q failed in %s on module %q: %v", e.Hook, e.Stage, e.Module, e.Err)
 }
 
 // Unwrap gives [ErrHookFailed] and the cause.
@@ -88,7 +90,7 @@ var DefaultHooks = NewHooks()
 // hook applied to it (they would wait for themselves). They may register
 // hooks and read [Hooks.Applied].
 //
-// Keys. A Module must be a pointer (drivers' are); any other value is refused
+// Keys. A device.Module must be a pointer (drivers' are); any other value is refused
 // with ErrInvalidHook. The registry keys a module by its backend and handle,
 // or, where Handle is 0 (a module without a driver handle), by the pointer's
 // address; it never hashes the value itself, and a Backend or Handle method
@@ -119,12 +121,12 @@ type hookEntry struct {
 }
 
 type modState struct {
-	mu      sync.Mutex   // held through Apply, Release and a removal's finalize
-	m       Module       // immutable
-	key     modKey       // immutable
-	applied []*hookEntry // in order of application; guarded by Hooks.mu
-	gone    bool         // released, rolled back or emptied; guarded by Hooks.mu
-	err     error        // the Apply's result; written under mu by that Apply
+	mu      sync.Mutex    // held through Apply, Release and a removal's finalize
+	m       device.Module // immutable
+	key     modKey        // immutable
+	applied []*hookEntry  // in order of application; guarded by Hooks.mu
+	gone    bool          // released, rolled back or emptied; guarded by Hooks.mu
+	err     error         // the Apply's result; written under mu by that Apply
 }
 
 // NewHooks returns an empty registry. The zero Hooks is also ready to use.
@@ -262,11 +264,11 @@ func (h *Hooks) end(e *hookEntry) {
 
 // modKey identifies a module: by its backend and driver handle, or, for a
 // module whose handle is 0, by its dynamic type and address (t and p). Keying
-// the registry's map by the Module interface itself would hash the dynamic
+// the registry's map by the device.Module interface itself would hash the dynamic
 // value, which panics for a comparable type holding, say, a slice in an
 // interface field; a string, a type and two addresses always hash.
 type modKey struct {
-	backend Type
+	backend device.Type
 	handle  uintptr
 	t       reflect.Type
 	p       uintptr
@@ -275,13 +277,13 @@ type modKey struct {
 // keyOf checks m and returns its key: a module is its backend and handle
 // (every Go value wrapping one driver module is that module); one without a
 // handle is its address, since modules are pointers.
-func keyOf(m Module) (key modKey, err error) {
+func keyOf(m device.Module) (key modKey, err error) {
 	if m == nil {
 		return modKey{}, fmt.Errorf("%w: nil module", ErrInvalidHook)
 	}
 	v := reflect.ValueOf(m)
 	if v.Kind() != reflect.Pointer {
-		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; a Module must be a pointer (a module without a driver handle is known by its address)", ErrInvalidHook, m)
+		return modKey{}, fmt.Errorf("%w: module of type %T is not a pointer; a device.Module must be a pointer (a module without a driver handle is known by its address)", ErrInvalidHook, m)
 	}
 	if v.IsNil() {
 		return modKey{}, fmt.Errorf("%w: nil %T module", ErrInvalidHook, m)
@@ -307,7 +309,7 @@ func keyOf(m Module) (key modKey, err error) {
 // An Apply of a module whose Apply is running waits for it and returns its
 // result; an Apply of a module whose hooks are applied runs nothing and
 // returns nil. A nil *Hooks applies nothing.
-func (h *Hooks) Apply(m Module) error {
+func (h *Hooks) Apply(m device.Module) error {
 	if h == nil {
 		return nil
 	}
@@ -416,7 +418,7 @@ func (h *Hooks) unwind(ms *modState) []error {
 // finalize errors come back joined (the driver still unloads). Releasing a
 // module with no hooks applied does nothing. An Apply of m in progress is
 // waited for first.
-func (h *Hooks) Release(m Module) error {
+func (h *Hooks) Release(m device.Module) error {
 	if h == nil {
 		return nil
 	}
@@ -443,7 +445,7 @@ func (h *Hooks) Release(m Module) error {
 
 // Applied gives the names of the hooks applied to m, in order of
 // application, for diagnostics; nil when none.
-func (h *Hooks) Applied(m Module) []string {
+func (h *Hooks) Applied(m device.Module) []string {
 	if h == nil {
 		return nil
 	}
@@ -478,7 +480,7 @@ func (h *Hooks) Names() []string {
 	return names
 }
 
-func scope(e *hookEntry, m Module) (match bool, err error) {
+func scope(e *hookEntry, m device.Module) (match bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			match, err = false, &HookError{Hook: e.hook.Name, Module: m.Label(), Stage: "scope", Err: fmt.Errorf("%w: %v", ErrHookPanic, r)}
@@ -493,7 +495,7 @@ func scope(e *hookEntry, m Module) (match bool, err error) {
 
 // call runs f (Init or Finalize; nil does nothing), turning an error or a
 // panic into a *HookError.
-func call(e *hookEntry, m Module, stage string, f func(Module) error) (err error) {
+func call(e *hookEntry, m device.Module, stage string, f func(device.Module) error) (err error) {
 	if f == nil {
 		return nil
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence"
-	"github.com/flagos-ai/flagshim/presence/presencetest"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // fakeML is a made-up management library: Env.Open's reasons name its

@@ -40,6 +40,6 @@
 //
 // A source opens, asks and shuts down: nothing is kept between calls (the
 // dynamic loader keeps an opened library mapped, as it always does), calls
-// are safe for concurrent use, and none panics. presence/presencetest is
+// are safe for concurrent use, and none panics. tier/presence/presencetest is
 // the test kit for a vendor's management-library binding.
 package presence

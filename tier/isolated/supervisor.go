@@ -1,4 +1,4 @@
-package isolate
+package isolated
 
 import (
 	"bufio"
@@ -27,12 +27,12 @@ import (
 var (
 	// ErrNoChildService: this program never called Serve, so it cannot be
 	// its own probe child.
-	ErrNoChildService = errors.New("isolate: this program does not serve probe children")
+	ErrNoChildService = errors.New("isolated: this program does not serve probe children")
 	// ErrStart: a child could not be started (the binary is gone, no
 	// process could be created).
-	ErrStart = errors.New("isolate: the probe child could not be started")
+	ErrStart = errors.New("isolated: the probe child could not be started")
 	// ErrProtocol: the child wrote something the protocol does not allow.
-	ErrProtocol = errors.New("isolate: the probe child broke its protocol")
+	ErrProtocol = errors.New("isolated: the probe child broke its protocol")
 )
 
 // MaxLine bounds one line of a child's answer: the facts of device.MaxDevices

@@ -1,4 +1,4 @@
-package drivers
+package vendors
 
 import (
 	"errors"
@@ -14,20 +14,20 @@ import (
 // Errors of Register; test them with errors.Is.
 var (
 	// ErrDuplicate: a vendor of that device type is registered already.
-	ErrDuplicate = errors.New("drivers: vendor already registered")
+	ErrDuplicate = errors.New("vendors: vendor already registered")
 	// ErrClosed: the registry was read already (flagshim.Init has
 	// started), so a vendor registered now would be served by nothing.
-	ErrClosed = errors.New("drivers: registration is closed")
+	ErrClosed = errors.New("vendors: registration is closed")
 	// ErrReserved: the type is flagshim's own (cpu, flagos).
-	ErrReserved = errors.New("drivers: reserved device type")
+	ErrReserved = errors.New("vendors: reserved device type")
 )
 
 // registry is the process's: unexported, as database/sql keeps its
 // drivers, so that no caller replaces or edits it.
 var registry struct {
-	mu      sync.Mutex
-	vendors []*driver.Vendor
-	closed  bool
+	mu     sync.Mutex
+	list   []*driver.Vendor
+	closed bool
 }
 
 // Register adds v to the vendors flagshim serves. v is read-only from now
@@ -36,7 +36,7 @@ var registry struct {
 // registry has been read (ErrClosed) are errors.
 func Register(v *driver.Vendor) error {
 	if err := v.Validate(); err != nil {
-		return fmt.Errorf("drivers: %w", err)
+		return fmt.Errorf("vendors: %w", err)
 	}
 	if v.Type == device.CPU || v.Type == device.FlagOS {
 		return fmt.Errorf("%w: %q is flagshim's own; give the vendor a type of its own", ErrReserved, v.Type)
@@ -46,27 +46,27 @@ func Register(v *driver.Vendor) error {
 	if registry.closed {
 		return fmt.Errorf("%w: vendor %q comes too late; register from the vendor package's init, before flagshim.Init or the first device.Parse/Lookup", ErrClosed, v.Type)
 	}
-	for _, r := range registry.vendors {
+	for _, r := range registry.list {
 		if r.Type == v.Type {
 			return fmt.Errorf("%w: %q", ErrDuplicate, v.Type)
 		}
 	}
-	registry.vendors = append(registry.vendors, v)
+	registry.list = append(registry.list, v)
 	return nil
 }
 
-// Vendors are the registered vendors, flagshim's own first, then others in
+// All are the registered vendors, flagshim's own first, then others in
 // registration order. Reading closes registration.
-func Vendors() []*driver.Vendor {
+func All() []*driver.Vendor {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	registry.closed = true
-	return slices.Clone(registry.vendors)
+	return slices.Clone(registry.list)
 }
 
 // Lookup is the vendor of device type t.
 func Lookup(t device.Type) (*driver.Vendor, bool) {
-	for _, v := range Vendors() {
+	for _, v := range All() {
 		if v.Type == t {
 			return v, true
 		}
@@ -77,7 +77,7 @@ func Lookup(t device.Type) (*driver.Vendor, bool) {
 // AutoOrder is the preference of FLAGOS_BACKEND=auto: the vendors with an
 // Auto rank, lowest first (registration order between equal ranks).
 func AutoOrder() []device.Type {
-	vs := Vendors()
+	vs := All()
 	var ranked []*driver.Vendor
 	for _, v := range vs {
 		if v.Auto > 0 {
@@ -97,7 +97,7 @@ func AutoOrder() []device.Type {
 func Variables() []driver.Var {
 	var out []driver.Var
 	seen := map[string]bool{}
-	for _, v := range Vendors() {
+	for _, v := range All() {
 		for _, x := range v.Variables() {
 			if !seen[x.Name] {
 				seen[x.Name] = true
@@ -114,7 +114,7 @@ func Variables() []driver.Var {
 // (driver.WithMakers).
 func Makers() map[uint16]string {
 	out := map[uint16]string{}
-	for _, v := range Vendors() {
+	for _, v := range All() {
 		for _, rt := range v.Runtimes {
 			for _, id := range rt.PCIVendors {
 				if _, ok := out[id]; !ok {

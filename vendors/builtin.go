@@ -1,4 +1,4 @@
-package drivers
+package vendors
 
 import (
 	"github.com/flagos-ai/flagshim/driver"

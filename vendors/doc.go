@@ -1,4 +1,4 @@
-// Package drivers is the registry of vendors flagshim serves: one entry per
+// Package vendors is the registry of vendors flagshim serves: one entry per
 // vendor package (drivers/cuda, drivers/musa, drivers/hip, ... and
 // out-of-tree ones), each a driver.Vendor, the description of everything
 // flagshim knows about the vendor: its driver library and API, its presence
@@ -17,7 +17,7 @@
 // from its init, as database/sql drivers do:
 //
 //	func init() {
-//		if err := drivers.Register(Vendor()); err != nil {
+//		if err := vendors.Register(Vendor()); err != nil {
 //			panic(err) // a second vendor of the same type, or an invalid description
 //		}
 //	}
@@ -25,4 +25,4 @@
 // Registering opens nothing and probes nothing. Registration closes when
 // the registry is first read (flagshim.Init reads it): a later Register is
 // an error wrapping ErrClosed.
-package drivers
+package vendors

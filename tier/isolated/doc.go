@@ -1,4 +1,4 @@
-// Package isolate is the isolated probe tier's supervisor and its child:
+// Package isolated is the isolated probe tier's supervisor and its child:
 // each vendor's exact answer is computed in a child process, so a driver
 // that crashes (SIGSEGV, abort) or hangs in its load or init costs a child,
 // never the caller. The way ollama isolates GPU discovery.
@@ -44,4 +44,4 @@
 // (a driver's teardown: about 55 ms after cuInit on an H200) is not waited
 // for. Children are reaped in the background; Wait lets a program that
 // exits right after Init wait for them (the CLI does).
-package isolate
+package isolated

@@ -14,7 +14,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // Common is what every management-library binding is tested for alike,
