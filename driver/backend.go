@@ -61,7 +61,7 @@ type options struct {
 	hooks   *hooks.Hooks
 	note    func() string
 	getenv  func(string) string
-	lib     *Library
+	lib     *clib.Library
 	timeout time.Duration
 	step    func(string)
 	facts   func(*Backend) tier.Facts
@@ -108,7 +108,7 @@ func WithGetenv(f func(string) string) Option {
 
 // WithLibrary replaces where the library is looked for (the vendor's
 // Library by default).
-func WithLibrary(l Library) Option { return func(o *options) { o.lib = &l } }
+func WithLibrary(l clib.Library) Option { return func(o *options) { o.lib = &l } }
 
 // WithInitTimeout bounds the driver's load and init (DefaultInitTimeout
 // when d <= 0): past it the backend is not available, with a reason

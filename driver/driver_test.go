@@ -23,7 +23,7 @@ func testVendor(t device.Type, prefix string) *Vendor {
 		Type:        t,
 		ErrorPrefix: prefix,
 		VersionBase: 1000,
-		Library:     Library{Name: "libtest", Sonames: []string{"libtest.so.1"}},
+		Library:     clib.Library{Name: "libtest", Sonames: []string{"libtest.so.1"}},
 		Symbols: map[Op][]string{
 			OpInit: {"tInit"}, OpDriverVersion: {"tV"}, OpDeviceCount: {"tC"}, OpDeviceGet: {"tG"}, OpDeviceName: {"tN"},
 			OpDeviceTotalMem: {"tM_v2", "tM"}, OpDeviceAttribute: {"tA"}, OpSynchronize: {"tS"},

@@ -114,7 +114,7 @@ func (b *Backend) library() *libState {
 
 // where is where the library is looked for: WithLibrary's, else the
 // vendor's.
-func (b *Backend) where() Library {
+func (b *Backend) where() clib.Library {
 	if b.o.lib != nil {
 		return *b.o.lib
 	}

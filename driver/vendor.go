@@ -22,7 +22,7 @@ type Vendor struct {
 	Type device.Type // the device type: device.CUDA
 	Name string      // the vendor, for Properties.Vendor: "NVIDIA"
 
-	Library Library // where the driver library is
+	Library clib.Library // where the driver library is (Nodes is read by the core)
 
 	// Symbols names the C function of each operation, the preferred
 	// (newest) name first: {OpDeviceTotalMem: {"cuDeviceTotalMem_v2",
@@ -162,11 +162,6 @@ func (v *Vendor) Variables() []Var {
 	}
 	return out
 }
-
-// Library says what a driver library is called and where to look for it
-// (the binding kit's description; Nodes is read by the core: see
-// clib.Library).
-type Library = clib.Library
 
 // Result is what one result code means.
 type Result struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
@@ -279,7 +280,7 @@ func (s *Suite) typ() device.Type   { return s.Vendor.Type }
 
 // library is the vendor's search with the folders the parent chose: a child
 // never searches the system's folders.
-func (s *Suite) library() driver.Library {
+func (s *Suite) library() clib.Library {
 	l := s.Vendor.Library
 	l.Dirs, l.Nodes = nil, nil
 	if n := os.Getenv(nodesEnv); n != "" {

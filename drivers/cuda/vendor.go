@@ -6,6 +6,11 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 )
 
+// Type is the device type this package serves: device.CUDA, the model's
+// constant for NVIDIA GPUs through the CUDA driver API.
+// (Every vendor package exports its device type as Type.)
+const Type = device.CUDA
+
 // EnvVar names the variable that overrides the library search with an
 // absolute path.
 const EnvVar = "FLAGOS_LIBCUDA_PATH"
@@ -25,8 +30,8 @@ const PCIVendorNVIDIA = 0x10de
 
 var vendor = func() *driver.Vendor {
 	v := Family("cu", "CUDA_")
-	v.Type, v.Name = device.CUDA, "NVIDIA"
-	v.Library = driver.Library{
+	v.Type, v.Name = Type, "NVIDIA"
+	v.Library = clib.Library{
 		Name:    "libcuda",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libcuda.so.1", "libcuda.so"},

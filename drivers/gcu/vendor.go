@@ -1,6 +1,7 @@
 package gcu
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
@@ -46,7 +47,7 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Enflame",
-	Library: driver.Library{
+	Library: clib.Library{
 		Name:   "libtopsrt",
 		EnvVar: EnvVar,
 		// Enflame's own loader opens "libtopsrt.so" (TOPS_RUNTIMES_LIBNAME,

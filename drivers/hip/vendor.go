@@ -1,9 +1,15 @@
 package hip
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
+
+// Type is the device type this package serves: device.HIP, the model's
+// constant for AMD ROCm and Hygon DCU GPUs through HIP.
+// (Every vendor package exports its device type as Type.)
+const Type = device.HIP
 
 // EnvVar names the variable that overrides the library search with an
 // absolute path.
@@ -43,9 +49,9 @@ const (
 const AutoRank = 20
 
 var vendor = &driver.Vendor{
-	Type: device.HIP,
+	Type: Type,
 	Name: "AMD/Hygon",
-	Library: driver.Library{
+	Library: clib.Library{
 		Name:    "libamdhip64",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"},

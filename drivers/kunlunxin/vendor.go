@@ -1,6 +1,7 @@
 package kunlunxin
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
@@ -40,7 +41,7 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Kunlunxin",
-	Library: driver.Library{
+	Library: clib.Library{
 		Name:   "libxpurt",
 		EnvVar: EnvVar,
 		// XRE's install_rt.sh installs so/libxpurt.so -> libxpurt.so.1 ->

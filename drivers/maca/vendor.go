@@ -51,7 +51,7 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "MetaX",
-	Library: driver.Library{
+	Library: clib.Library{
 		Name:   "libmcruntime",
 		EnvVar: EnvVar,
 		// libmcruntime.so is the one name used: FlagTree's driver.py links

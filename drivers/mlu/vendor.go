@@ -1,6 +1,7 @@
 package mlu
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
@@ -44,7 +45,7 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Cambricon",
-	Library: driver.Library{
+	Library: clib.Library{
 		Name:   "libcndrv",
 		EnvVar: EnvVar,
 		// Every public user opens the bare name: no versioned soname is

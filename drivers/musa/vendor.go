@@ -1,10 +1,16 @@
 package musa
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 )
+
+// Type is the device type this package serves: device.MUSA, the model's
+// constant for Moore Threads GPUs (torch_musa's device name).
+// (Every vendor package exports its device type as Type.)
+const Type = device.MUSA
 
 // EnvVar names the variable that overrides the library search with an
 // absolute path.
@@ -31,8 +37,8 @@ const AutoRank = 10
 
 var vendor = func() *driver.Vendor {
 	v := cuda.Family("mu", "MUSA_")
-	v.Type, v.Name = device.MUSA, "Moore Threads"
-	v.Library = driver.Library{
+	v.Type, v.Name = Type, "Moore Threads"
+	v.Library = clib.Library{
 		Name:    "libmusa",
 		EnvVar:  EnvVar,
 		Sonames: []string{"libmusa.so.1", "libmusa.so"},

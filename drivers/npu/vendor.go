@@ -1,6 +1,7 @@
 package npu
 
 import (
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
@@ -67,7 +68,7 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Huawei",
-	Library: driver.Library{
+	Library: clib.Library{
 		Name:   "libascendcl",
 		EnvVar: EnvVar,
 		// libascendcl.so has no versioned name (TNPU
