@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-
-	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
-	"github.com/flagos-ai/flagshim/tier/presence"
 	"github.com/flagos-ai/flagshim/vendors"
 )
 
@@ -47,50 +43,15 @@ func (s *shim) addDriverSteps() error {
 }
 
 // vendorOptions are a vendor driver's options under the settings: the
-// logger, the environment, the init timeout and the probe tier.
+// logger, the environment, the init timeout, the makers' names, and the
+// probe tier's (tierOptions, in tiers.go).
 func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout),
 		driver.WithMakers(vendors.Makers()), driver.WithSysRoot(s.set.root)}
 	if v.Type == device.CUDA {
 		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
 	}
-	// The isolated tier's children: none for a vendor whose answer needs no
-	// code of its library (none found, or no device node), which a backend
-	// of the vendor's own, never loaded, tells (FactsWithoutLoading).
-	var dry func() (tier.Facts, bool)
-	if s.iso != nil {
-		dry = driver.New(v, opts...).FactsWithoutLoading
-	}
-	switch s.set.tier {
-	case tier.Presence:
-		lookup := func(k string) (string, bool) {
-			v := s.getenv(k)
-			if v == "" {
-				return os.LookupEnv(k) // "set but empty" matters for CUDA_VISIBLE_DEVICES
-			}
-			return v, true
-		}
-		popts := []presence.Option{presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root)}
-		if s.cfg.noShutdown {
-			popts = append(popts, presence.WithoutShutdown())
-		}
-		env := presence.NewEnv(popts...)
-		if s.iso == nil {
-			opts = append(opts, driver.WithPresence(env))
-			break
-		}
-		isolated := s.iso.Facts(v.Type, dry) // WithIsolatedFallback
-		opts = append(opts, driver.WithFacts(func(b *driver.Backend) tier.Facts {
-			f := b.PresenceFacts(env)
-			if lib := b.FindLibrary(); f.Result.Available || lib.Err != nil || lib.NoDevice != "" {
-				return f // presence sees the devices, or a child would find none: no library, or no device node
-			}
-			return isolated(b)
-		}))
-	case tier.Isolated:
-		opts = append(opts, driver.WithFacts(s.iso.Facts(v.Type, dry)))
-	}
-	return opts
+	return append(opts, s.tierOptions(v, opts)...)
 }
 
 // cudaNote is appended to the errors of the cuda backend while CUDA is not

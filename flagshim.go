@@ -18,7 +18,6 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/internal/logging"
-	"github.com/flagos-ai/flagshim/internal/onecpu"
 	"github.com/flagos-ai/flagshim/phases"
 	"github.com/flagos-ai/flagshim/probe"
 	"github.com/flagos-ai/flagshim/tier/isolated"
@@ -317,12 +316,7 @@ func (s *shim) run(ctx context.Context) error {
 		trace = s.traceLogger()
 		clib.SetTracer(trace) // before the drivers phase: cuInit is traced
 	}
-	if set.tier == tier.Isolated || (set.tier == tier.Presence && s.cfg.isoBehind && !s.cfg.noChildren) {
-		s.iso = isolated.New(isolated.Config{Timeout: set.timeout, Log: s.log, Memory: s.cfg.freeMemory, NoShutdown: s.cfg.noShutdown, Exe: s.cfg.childExe, Trace: trace})
-	} else if s.cfg.oneCPU && set.tier == tier.Exact {
-		cpu, err := onecpu.Pin()
-		s.log.Debug("one CPU", zap.Int("cpu", cpu), zap.Error(err))
-	}
+	s.startTier(set, trace)
 
 	if s.drivers {
 		errs = append(errs, s.addDriverSteps())

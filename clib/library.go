@@ -40,25 +40,75 @@ var (
 	ErrMissingSymbol    = dl.ErrMissingSymbol    // a function the library lacks
 )
 
-// Attempt is one candidate of a search, or the outcome of one soname:
-// Path (the candidate file, or the soname for a soname's outcome), Err (nil
-// when it was opened, else why it was skipped or failed), File (for a
-// soname's outcome, the absolute file chosen) and From (where it came from:
-// "override", "LD_LIBRARY_PATH", "ld.so.cache", "default folder",
-// "well-known folder" or "loaded"). Message is Err's text, "" when it
-// opened. It is the loader's own type: the loader is internal, so this is
-// the one name a caller writes.
-type Attempt = dl.Attempt
+// Attempt is one candidate of a search, or the outcome of one soname.
+type Attempt struct {
+	// Path is the candidate file, or for the outcome of a soname's search
+	// (LD_LIBRARY_PATH, ld.so.cache, default folders) the soname itself.
+	Path string
+	// Err is nil when this candidate was opened; otherwise why it was
+	// skipped or failed.
+	Err error
+	// File is, for a soname's outcome, the absolute file chosen; ""
+	// otherwise.
+	File string
+	// From says where the candidate came from: "override",
+	// "LD_LIBRARY_PATH", "ld.so.cache", "default folder", "well-known
+	// folder" or "loaded".
+	From string
+}
+
+// Message is the attempt's error text, "" when the candidate opened.
+func (a Attempt) Message() string {
+	if a.Err == nil {
+		return ""
+	}
+	return a.Err.Error()
+}
+
+func attemptsOf(as []dl.Attempt) []Attempt {
+	out := make([]Attempt, 0, len(as))
+	for _, a := range as {
+		out = append(out, Attempt{Path: a.Path, Err: a.Err, File: a.File, From: a.From})
+	}
+	return out
+}
 
 // OpenError is the error of a search that opened nothing (Open, Find,
-// Loaded): the library's Name and EnvVar, Soname (the file advice names),
-// Override (the override's value, "" when unset), every Attempt in order,
-// Err (the sentinel: ErrNotFound, ErrRelativeOverride, ErrUnsafePath,
-// ErrBadELF, ErrNotLoaded, ...) and Cause (the underlying error, if any).
-// Its message says what was tried and what to do; Unwrap gives the
-// sentinel and the cause. It is the loader's own type (there is one
-// OpenError in flagshim): match it with errors.As and a *clib.OpenError.
-type OpenError = dl.OpenError
+// Loaded): every attempt, the override's value when one was set, the
+// sentinel (ErrNotFound, ErrRelativeOverride, ErrUnsafePath, ErrBadELF,
+// ErrNotLoaded, ...) and its cause. Its message says what was tried and
+// what to do. It is flagshim's one error type for a library not opened:
+// match it with errors.As (the loader underneath has no error type of its
+// own, only the facts this one is made of).
+type OpenError struct {
+	Name     string    // Library.Name
+	EnvVar   string    // Library.EnvVar
+	Override string    // the override's value; "" when unset
+	Attempts []Attempt // every candidate, in order
+	Err      error     // the sentinel
+	Cause    error     // the underlying error, if any
+	msg      string
+}
+
+func (e *OpenError) Error() string { return e.msg }
+
+// Unwrap gives the sentinel and the cause.
+func (e *OpenError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
+
+// openError converts the loader's error: the same message, every attempt.
+func openError(err error) error {
+	f, ok := dl.FailureOf(err)
+	if !ok {
+		return err
+	}
+	return &OpenError{Name: f.Name, EnvVar: f.EnvVar, Override: f.Override, Attempts: attemptsOf(f.Attempts),
+		Err: f.Err, Cause: f.Cause, msg: err.Error()}
+}
 
 // Handle is an opened library. Its methods are safe for concurrent use.
 // flagshim never closes a driver library: the loader keeps it mapped.
@@ -70,7 +120,7 @@ type Handle struct {
 func (h *Handle) Path() string { return h.lib.Path }
 
 // Attempts is every candidate of the search, in order, the opened one last.
-func (h *Handle) Attempts() []Attempt { return h.lib.Attempts }
+func (h *Handle) Attempts() []Attempt { return attemptsOf(h.lib.Attempts) }
 
 // Close releases the handle; Funcs resolved from it must not be called
 // afterwards. Drivers never close theirs.
@@ -89,7 +139,7 @@ func (l Library) spec(getenv func(string) string) dl.Spec {
 func (l Library) Open(getenv func(string) string) (*Handle, error) {
 	lib, err := dl.Open(l.spec(getenv))
 	if err != nil {
-		return nil, err
+		return nil, openError(err)
 	}
 	return &Handle{lib: lib}, nil
 }
@@ -97,7 +147,8 @@ func (l Library) Open(getenv func(string) string) (*Handle, error) {
 // Find runs Open's search and checks without opening anything, so none of
 // the library's code runs: the file Open would open, and every attempt.
 func (l Library) Find(getenv func(string) string) (path string, attempts []Attempt, err error) {
-	return dl.Find(l.spec(getenv))
+	path, as, err := dl.Find(l.spec(getenv))
+	return path, attemptsOf(as), openError(err)
 }
 
 // Loaded attaches to a copy of the library the process already loaded
@@ -106,7 +157,7 @@ func (l Library) Find(getenv func(string) string) (path string, attempts []Attem
 func Loaded(l Library) (*Handle, error) {
 	lib, err := dl.Loaded(l.spec(nil))
 	if err != nil {
-		return nil, err
+		return nil, openError(err)
 	}
 	return &Handle{lib: lib}, nil
 }

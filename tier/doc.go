@@ -11,5 +11,20 @@
 // Every registered vendor is served by every tier: the driver core answers
 // the exact tier from the vendor's description, the presence tier from the
 // sources the vendor package names, and the isolated tier from a child that
-// runs the exact tier (flagshim's supervisor, tier/isolated).
+// runs the exact tier.
+//
+// # Where each tier lives
+//
+//	tier                 the names (Exact, Presence, Isolated, Parse) and Facts
+//	tier/presence        the presence tier's vendor-neutral parts: Report, Env,
+//	                     Query (the management-library flow), device nodes,
+//	                     sysfs, visible-devices rules
+//	tier/isolated        the isolated tier: the supervisor and its child
+//	driver               the core's side: WithPresence, WithFacts,
+//	                     Backend.PresenceFacts, Backend.FactsWithoutLoading
+//	                     (driver/facts.go, driver/presence.go)
+//	flagshim (the root)  the choice per process: tiers.go starts the tier
+//	                     and gives each vendor's backend its tier's options
+//	drivers/<vendor>     each vendor's presence sources (its management
+//	                     library's binding, its device nodes)
 package tier

@@ -1,6 +1,6 @@
 // Package vendors is the registry of vendors flagshim serves: one entry per
-// vendor package (drivers/cuda, drivers/musa, drivers/hip, ... and
-// out-of-tree ones), each a driver.Vendor, the description of everything
+// vendor package (the packages under drivers/, flagos aside, and
+// out-of-tree ones such as examples/acme), each a driver.Vendor, the description of everything
 // flagshim knows about the vendor: its driver library and API, its presence
 // tier, its environment variables, its device nodes, its place in
 // FLAGOS_BACKEND=auto.
@@ -23,6 +23,12 @@
 //	}
 //
 // Registering opens nothing and probes nothing. Registration closes when
-// the registry is first read (flagshim.Init reads it): a later Register is
-// an error wrapping ErrClosed.
+// the registry is first read ([All], and every reader built on it: [Lookup],
+// [AutoOrder], [Variables], [Makers]; flagshim.Init reads it): a later
+// Register is an error wrapping ErrClosed.
+//
+// The registry is a package of its own, at the module's root, so that its
+// name says what it is: drivers/ holds the vendor packages it lists (and
+// the flagos router, which is not a vendor), driver is the core every
+// vendor is described for.
 package vendors

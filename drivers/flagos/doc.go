@@ -4,6 +4,13 @@
 // alias), code written for "cuda" lands here and from here on the MUSA (or
 // other) device of the machine.
 //
+// flagos is the router, not a vendor. It lives in drivers/ beside the vendor
+// packages because it is a backend too, but it has no driver.Vendor, never
+// registers with the vendor registry (package vendors refuses its type:
+// vendors.ErrReserved) and imports no vendor package: it finds the backends
+// it routes to in the device registry, and their order under auto in
+// [WithAutoOrder] (vendors.AutoOrder, which flagshim.Init passes).
+//
 // # Choosing the vendor backend
 //
 // FLAGOS_BACKEND (see [EnvVar]) chooses, case-insensitively and ignoring

@@ -17,3 +17,7 @@ func BuildCache(format string, entries ...[2]string) []byte {
 	}
 	return buildCache(format, es)
 }
+
+// OpenError is the loader's error type, for the tests that match it with
+// errors.As (outside the package its facts are read with FailureOf).
+type OpenError = openError

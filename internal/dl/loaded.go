@@ -31,7 +31,7 @@ const (
 // candidates; the ELF check is moot for a mapped file and not applied.
 // spec.EnvVar, spec.Dirs and LD_LIBRARY_PATH play no part.
 //
-// The error is an *OpenError wrapping ErrNotLoaded when no soname is loaded,
+// The error carries a Failure (FailureOf) wrapping ErrNotLoaded when no soname is loaded,
 // or the reason a loaded copy was refused (ErrUnsafePath, ...).
 func Loaded(spec Spec) (*Library, error) {
 	s := newSearch(spec)

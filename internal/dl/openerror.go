@@ -6,10 +6,13 @@ import (
 	"strings"
 )
 
-// OpenError is the error of Open and Loaded. It wraps one of the sentinels
-// (ErrNotFound, ErrRelativeOverride, ErrUnsafePath, ErrStubPath, ErrBadELF,
-// ErrOpen, ErrNotLoaded) and, where there is one, the cause.
-type OpenError struct {
+// Failure is what a search that opened nothing found. It wraps one of the
+// sentinels (ErrNotFound, ErrRelativeOverride, ErrUnsafePath, ErrStubPath,
+// ErrBadELF, ErrOpen, ErrNotLoaded) and, where there is one, the cause.
+// It is not an error type of its own: Open, Find and Loaded return an error
+// carrying it (FailureOf reads it back), and the binding kit makes that
+// clib.OpenError, the one error type callers match.
+type Failure struct {
 	Name     string    // Spec.Name
 	EnvVar   string    // Spec.EnvVar
 	Soname   string    // Spec.Sonames[0], the file the advice names; "" for none
@@ -19,7 +22,23 @@ type OpenError struct {
 	Cause    error     // the underlying error, if any
 }
 
-func (e *OpenError) Error() string {
+// openError is the error of Open, Find and Loaded: a Failure.
+type openError struct{ Failure }
+
+// FailureOf is the Failure that err (Open's, Find's or Loaded's) carries;
+// ok is false when err carries none.
+func FailureOf(err error) (f Failure, ok bool) {
+	var oe *openError
+	if !errors.As(err, &oe) {
+		return Failure{}, false
+	}
+	return oe.Failure, true
+}
+
+func (e *openError) Error() string { return e.Message() }
+
+// Message is the error's text: what was tried and what to do.
+func (e *Failure) Message() string {
 	var b strings.Builder
 	if e.Override != "" {
 		fmt.Fprintf(&b, "%s: %s=%q: ", e.Name, e.EnvVar, e.Override)
@@ -51,7 +70,7 @@ func (e *OpenError) Error() string {
 // writeAttempts lists the candidates in order; consecutive candidates that
 // failed for the same reason (every soname missing from the same folders)
 // share one parenthesis, so the message says each reason once.
-func (e *OpenError) writeAttempts(b *strings.Builder) {
+func (e *Failure) writeAttempts(b *strings.Builder) {
 	if len(e.Attempts) == 0 {
 		b.WriteString(" nothing")
 	}
@@ -73,7 +92,7 @@ func (e *OpenError) writeAttempts(b *strings.Builder) {
 }
 
 // libFile is the file name the advice's example path ends in.
-func (e *OpenError) libFile() string {
+func (e *Failure) libFile() string {
 	if e.Soname != "" {
 		return e.Soname
 	}
@@ -81,7 +100,7 @@ func (e *OpenError) libFile() string {
 }
 
 // Unwrap gives the sentinel and the cause.
-func (e *OpenError) Unwrap() []error {
+func (e *openError) Unwrap() []error {
 	if e.Cause != nil {
 		return []error{e.Err, e.Cause}
 	}

@@ -59,7 +59,7 @@ func (s *search) fail(override string, sentinel, cause error) (*Library, error) 
 	if len(s.spec.Sonames) > 0 {
 		soname = s.spec.Sonames[0]
 	}
-	return nil, &OpenError{Name: s.spec.Name, EnvVar: s.spec.EnvVar, Soname: soname, Override: override, Attempts: s.attempts, Err: sentinel, Cause: cause}
+	return nil, &openError{Failure{Name: s.spec.Name, EnvVar: s.spec.EnvVar, Soname: soname, Override: override, Attempts: s.attempts, Err: sentinel, Cause: cause}}
 }
 
 func (s *search) library(path string, h uintptr) *Library {
@@ -74,7 +74,7 @@ func (s *search) log(path string, err error, from string) {
 // opened by a bare name: the search decides which file the dynamic loader
 // would pick (override; then for each soname LD_LIBRARY_PATH, ld.so.cache
 // and the loader's default folders; then Spec.Dirs), checks it, and opens
-// that absolute path. It never panics. The error is an *OpenError.
+// that absolute path. It never panics. The error carries a Failure (FailureOf).
 func Open(spec Spec) (*Library, error) { return newSearch(spec).run() }
 
 // Find runs Open's search and every one of its checks but opens nothing:
@@ -86,7 +86,7 @@ func Find(spec Spec) (path string, attempts []Attempt, err error) {
 	s.dry = true
 	lib, err := s.run()
 	if err != nil {
-		var oe *OpenError
+		var oe *openError
 		if errors.As(err, &oe) {
 			return "", oe.Attempts, err
 		}
