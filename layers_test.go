@@ -49,7 +49,8 @@ func allowedImports(t *testing.T) map[string][]string {
 	return rules
 }
 
-// TestLayering checks every package's imports against allowedImports, and
+// TestLayering checks every package's imports against allowedImports (the
+// packages under internal/ import nothing of the module outside it), and
 // that no library package uses cgo (only cmd/libflagshim, a C shared
 // library, may).
 func TestLayering(t *testing.T) {
@@ -62,8 +63,8 @@ func TestLayering(t *testing.T) {
 		fields := strings.Split(sc.Text(), "|")
 		require.Len(t, fields, 4)
 		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
-		if fields[3] == "main" || strings.HasPrefix(pkg, "examples/") || (strings.HasPrefix(pkg, "internal/") && strings.HasSuffix(pkg, "test")) {
-			continue // programs (cmd/), examples and internal test helpers sit above the library
+		if fields[3] == "main" || strings.HasPrefix(pkg, "examples/") {
+			continue // programs (cmd/) and examples sit above the library
 		}
 		seen++
 		allowed, ok := allowedImports[pkg]
@@ -77,6 +78,9 @@ func TestLayering(t *testing.T) {
 			}
 			dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
 			assert.Contains(t, allowed, dep, "package %q imports %q, which its layer may not", pkg, dep)
+			if strings.HasPrefix(pkg, "internal/") {
+				assert.True(t, strings.HasPrefix(dep, "internal/"), "package %q imports %q: internal/ holds the lowest helpers, which import nothing above them", pkg, dep)
+			}
 		}
 	}
 	require.NoError(t, sc.Err())

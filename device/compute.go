@@ -34,7 +34,7 @@ type Memory interface {
 type Compute interface {
 	// LoadModule loads a module image (PTX, cubin or fatbin for CUDA; the
 	// vendor's own formats elsewhere) on device index and applies the
-	// backend's module hooks to it (see [Hooks]): a hook that fails fails
+	// backend's module hooks to it (see package hooks): a hook that fails fails
 	// this load only, and the module is unloaded. label names the module in
 	// messages ("" gives "module#N").
 	LoadModule(index int, image []byte, label string) (LoadedModule, error)
