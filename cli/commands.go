@@ -128,6 +128,8 @@ flags:
 			probes: true,
 			run:    runExplain,
 		},
+		cdiCommand,
+		labelsCommand,
 		{
 			name: "version", args: "",
 			summary: "the versions of flagshim and Go, and the OS/architecture",

@@ -110,6 +110,13 @@ type Vendor struct {
 	// answer when no fact says more.
 	Runtimes []Runtime
 	Shared   bool
+
+	// Container is what a container needs to use the vendor's devices:
+	// its control nodes, each device's own nodes, the libraries besides
+	// the driver's and the variable that selects devices by UUID (CDI
+	// specs, package fleet/cdi). The zero value injects the driver library
+	// and the DeviceNodes alone.
+	Container Container
 }
 
 // Adapter calls fn, a vendor's function for an operation, given the

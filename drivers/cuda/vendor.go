@@ -42,6 +42,7 @@ var vendor = func() *driver.Vendor {
 	v.VisibleEnv = []string{VisibleDevicesEnv}
 	v.Presence = presenceSources
 	v.DeviceNodes = deviceNodes
+	v.Container = container
 	v.Vars = []driver.Var{{Name: NVMLEnvVar, Kind: driver.VarLibraryPath,
 		Doc: "the absolute path of NVML (libnvidia-ml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
 	v.Auto = AutoRank

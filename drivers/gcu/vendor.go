@@ -72,6 +72,7 @@ var vendor = &driver.Vendor{
 	VersionBase: 1000, // "(1000 major + 10 minor). For example, topsrider 2.2 would be represented by 2020"
 	VisibleEnv:  []string{VisibleDevicesEnv},
 	Presence:    presenceSources,
+	Container:   container,
 	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: EFMLEnvVar, Kind: driver.VarLibraryPath,
 		Doc: "the absolute path of EFML (libefml.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}},

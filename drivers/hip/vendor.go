@@ -73,6 +73,7 @@ var vendor = &driver.Vendor{
 	UUIDPrefix:  "GPU-",
 	VisibleEnv:  []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
 	Presence:    presenceSources,
+	Container:   container,
 	Auto:        AutoRank,
 	PCIVendors:  []uint16{PCIVendorAMD, PCIVendorHygon},
 	// Whose runtime answered: AMD's ROCm or Hygon's DTK, told by the

@@ -70,6 +70,8 @@ var vendor = &driver.Vendor{
 	VersionBase: 10000,
 	VisibleEnv:  []string{VisibleDevicesEnv},
 	Presence:    presenceSources,
+	Container:   container,
+	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: XPUMLEnvVar, Kind: driver.VarLibraryPath,
 		Doc: "the absolute path of XPUML (libxpuml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}},
 	Auto:       AutoRank,

@@ -82,6 +82,7 @@ var vendor = &driver.Vendor{
 	// reported as it is.
 	VisibleEnv: []string{CUDAVisibleDevicesEnv, VisibleDevicesEnv},
 	Presence:   presenceSources,
+	Container:  container,
 	Vars: []driver.Var{{Name: MXSMLEnvVar, Kind: driver.VarLibraryPath,
 		Doc: "the absolute path of MXSML (libmxsml.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}},
 	Auto:       AutoRank,

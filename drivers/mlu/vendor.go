@@ -73,6 +73,7 @@ var vendor = &driver.Vendor{
 	UUIDPrefix:  "MLU-",
 	VisibleEnv:  []string{VisibleDevicesEnv},
 	Presence:    presenceSources,
+	Container:   container,
 	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: CNDevEnvVar, Kind: driver.VarLibraryPath,
 		Doc: "the absolute path of CNDev (libcndev.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}},

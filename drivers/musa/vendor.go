@@ -51,6 +51,7 @@ var vendor = func() *driver.Vendor {
 	v.VisibleEnv = []string{VisibleDevicesEnv}
 	v.Presence = presenceSources
 	v.DeviceNodes = deviceNodes
+	v.Container = container
 	v.Vars = []driver.Var{{Name: MTMLEnvVar, Kind: driver.VarLibraryPath,
 		Doc: "the absolute path of MTML (libmtml.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
 	v.Auto = AutoRank

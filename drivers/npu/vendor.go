@@ -4,6 +4,7 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
+	"github.com/flagos-ai/flagshim/presence"
 )
 
 // The sources cited in this package (the short names of its comments):
@@ -103,9 +104,11 @@ var vendor = &driver.Vendor{
 	VersionBase: 10000000,
 	// No Ascend tool writes a UUID with a prefix; the 16 bytes of
 	// aclrtUuid are shown as 8-4-4-4-12 hex digits.
-	UUIDPrefix: "",
-	VisibleEnv: []string{VisibleDevicesEnv},
-	Presence:   presenceSources,
+	UUIDPrefix:  "",
+	VisibleEnv:  []string{VisibleDevicesEnv},
+	Presence:    presenceSources,
+	Container:   container,
+	DeviceNodes: presence.NodeSpec{What: nodesWhat, Dir: nodeDir, Prefixes: []string{nodePrefix}},
 	Vars: []driver.Var{
 		{Name: DCMIEnvVar, Kind: driver.VarLibraryPath,
 			Doc: "the absolute path of DCMI (libdcmi.so), which FLAGOS_PROBE=presence reads, to open instead of searching"},
