@@ -34,7 +34,7 @@ A spec's kind is flagos.ai/<type> (flagos.ai/cuda); its devices are named
 by visible index (0), by UUID and "all", so that a container asks for
 --device flagos.ai/cuda=0. Each device brings its device nodes and the
 vendor's visible-devices variable naming it by UUID; the spec brings the
-vendor's control nodes (/dev/nvidiactl, ...) and the driver and management
+vendor's control nodes (each vendor's own, where present) and the driver and management
 libraries (each real file and its soname links, read-only at the same path).
 The cdiVersion is the lowest that expresses the spec. docs/kubernetes.md
 shows a DaemonSet that keeps /etc/cdi current.
@@ -83,7 +83,7 @@ node's labels:
   flagos.ai/<type>.count           devices of each available vendor backend
   flagos.ai/<type>.model           their model (mixed when they differ)
   flagos.ai/<type>.driver-version  the driver's version
-  flagos.ai/<type>.vendor          whose runtime answered (behind a CUDA-compatible libcuda)
+  flagos.ai/<type>.vendor          whose runtime answered (another maker's, behind CUDA's API)
   flagos.ai/<type>.tier            the probe tier that answered for it
   flagos.ai/flagos.routes-to       the vendor backend flagos routes to
   flagos.ai/cuda-aliased           true when cuda is aliased to flagos
@@ -208,11 +208,14 @@ func cdiGenerate(s *session, c *command, args []string) int {
 		for _, n := range notes {
 			fmt.Fprintf(s.stderr, "%s%s\n", prefix, escape(n))
 		}
-		if err != nil {
+		switch {
+		case err != nil && *all && errors.Is(err, cdi.ErrNothing):
+			fmt.Fprintf(s.stderr, "%s%s: no spec\n", prefix, escape(err.Error())) // --all: a vendor that is not here
+		case err != nil:
 			errs = append(errs, err)
-			continue
+		default:
+			specs = append(specs, spec)
 		}
-		specs = append(specs, spec)
 	}
 	if len(specs) == 0 {
 		errs = append(errs, fmt.Errorf("cdi generate: no vendor's devices are here, so there is no spec to write (`flagshim explain` says what was tried; --all writes every registered vendor's)"))

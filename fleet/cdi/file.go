@@ -82,10 +82,78 @@ func Parse(data []byte) (*Spec, error) {
 			return nil, fmt.Errorf("%w: %v", ErrNotCDI, err)
 		}
 	}
+	s.normalize()
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// normalize makes empty lists and JSON nulls absent, as writing them
+// would.
+func (s *Spec) normalize() {
+	raw := func(r *json.RawMessage) {
+		if t := bytes.TrimSpace(*r); len(t) == 0 || string(t) == "null" {
+			*r = nil
+		}
+	}
+	edits := func(e *ContainerEdits) {
+		if len(e.Env) == 0 {
+			e.Env = nil
+		}
+		if len(e.DeviceNodes) == 0 {
+			e.DeviceNodes = nil
+		}
+		if len(e.Mounts) == 0 {
+			e.Mounts = nil
+		}
+		for i := range e.Mounts {
+			if len(e.Mounts[i].Options) == 0 {
+				e.Mounts[i].Options = nil
+			}
+		}
+		for _, r := range []*json.RawMessage{&e.NetDevices, &e.Hooks, &e.IntelRdt, &e.AdditionalGIDs} {
+			raw(r)
+		}
+	}
+	raw(&s.Annotations)
+	edits(&s.ContainerEdits)
+	for i := range s.Devices {
+		raw(&s.Devices[i].Annotations)
+		edits(&s.Devices[i].ContainerEdits)
+	}
+}
+
+// check is what the CNCF library's ContainerEdits.Validate refuses: a
+// variable without a name, a node or mount without its paths, a node type
+// or permissions it does not know.
+func (e *ContainerEdits) check() error {
+	for _, kv := range e.Env {
+		if strings.IndexByte(kv, '=') <= 0 {
+			return fmt.Errorf("%w: the variable %q has no name=value", ErrNotCDI, kv)
+		}
+	}
+	for _, n := range e.DeviceNodes {
+		switch {
+		case n.Path == "":
+			return fmt.Errorf("%w: a device node without a path", ErrNotCDI)
+		case !slices.Contains([]string{"", "b", "c", "u", "p"}, n.Type):
+			return fmt.Errorf("%w: device node %s: type %q is none of b, c, u, p", ErrNotCDI, n.Path, n.Type)
+		case strings.Trim(n.Permissions, "rwm") != "":
+			return fmt.Errorf("%w: device node %s: permissions %q are not of r, w, m", ErrNotCDI, n.Path, n.Permissions)
+		}
+	}
+	for _, m := range e.Mounts {
+		if m.HostPath == "" || m.ContainerPath == "" {
+			return fmt.Errorf("%w: a mount without its hostPath or containerPath", ErrNotCDI)
+		}
+	}
+	return nil
+}
+
+func (e *ContainerEdits) empty() bool {
+	return len(e.Env) == 0 && len(e.DeviceNodes) == 0 && len(e.Mounts) == 0 && len(e.Hooks) == 0 &&
+		len(e.NetDevices) == 0 && len(e.IntelRdt) == 0 && len(e.AdditionalGIDs) == 0
 }
 
 func (s *Spec) validate() error {
@@ -114,6 +182,15 @@ func (s *Spec) validate() error {
 			return fmt.Errorf("%w: device %q twice", ErrBadDevice, d.Name)
 		}
 		seen[d.Name] = true
+		if d.ContainerEdits.empty() {
+			return fmt.Errorf("%w: device %q edits nothing", ErrNotCDI, d.Name)
+		}
+		if err := d.ContainerEdits.check(); err != nil {
+			return err
+		}
+	}
+	if err := s.ContainerEdits.check(); err != nil {
+		return err
 	}
 	if min := MinimumVersion(s); versionLess(v, min) {
 		return fmt.Errorf("%w: cdiVersion %s is lower than the %s its content needs", ErrNotCDI, v, min)
