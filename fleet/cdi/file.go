@@ -198,7 +198,9 @@ func (s *Spec) validate() error {
 	return nil
 }
 
-func versionLess(a, b string) bool { return slices.Index(knownVersions, a) < slices.Index(knownVersions, b) }
+func versionLess(a, b string) bool {
+	return slices.Index(knownVersions, a) < slices.Index(knownVersions, b)
+}
 
 // WriteFile writes data to path atomically: a temporary file in the same
 // folder (a dot file with no .yaml or .json suffix, which CDI's and NFD's

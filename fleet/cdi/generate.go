@@ -105,7 +105,7 @@ func Generate(src Source, o Options) (spec *Spec, notes []string, err error) {
 	var all []string // every injected device's nodes, in order
 	var uuids []string
 	var byUUID []Device // after the devices named by index
-	injected := 0 // devices whose nodes are known, or every device where the nodes are not told apart
+	injected := 0       // devices whose nodes are known, or every device where the nodes are not told apart
 	for _, d := range src.Devices {
 		if c.Nodes == nil {
 			injected++
