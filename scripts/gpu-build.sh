@@ -36,5 +36,12 @@ for p in "${pkgs[@]}"; do
 		status=1
 	fi
 done
+# The CLI itself, for scripts/cdi-gpu.sh (gpu-run.sh runs it).
+if CGO_ENABLED=0 go build -ldflags="-s -w" -o .gpu/flagshim ./cmd/flagshim; then
+	echo "gpu-build: ./cmd/flagshim -> .gpu/flagshim"
+else
+	echo "gpu-build: ./cmd/flagshim FAILED to build" >&2
+	status=1
+fi
 ls -l .gpu/*.test 2>/dev/null
 exit $status

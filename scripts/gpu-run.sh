@@ -110,6 +110,16 @@ for t in "${tests[@]}"; do
 	skip=$(grep -c -- '^--- SKIP' "$log")
 	summary+=("$name: exit $rc, $pass passed, $fail failed, $skip skipped")
 done
+# The CDI spec against what a driver-API program opens (scripts/cdi-gpu.sh).
+if [ -x .gpu/flagshim ]; then
+	echo "== cdi-gpu"
+	bash scripts/cdi-gpu.sh .gpu/flagshim "$logs/cdi-gpu.log" >/dev/null 2>&1
+	rc=$?
+	tail -1 "$logs/cdi-gpu.log"
+	grep '^MISSING' "$logs/cdi-gpu.log"
+	[ "$rc" -ne 0 ] && status=1
+	summary+=("cdi-gpu: exit $rc, $(tail -1 "$logs/cdi-gpu.log")")
+fi
 echo
 echo "== summary"
 for s in "${summary[@]}"; do echo "$s"; done
