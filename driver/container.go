@@ -22,11 +22,14 @@ type Container struct {
 	// injected where it is a character device here, and left out
 	// otherwise.
 	Control []string
-	// Nodes gives one device's own nodes (/dev/nvidia3 for the GPU whose
-	// minor number is 3), from what the tier knows of it. nil: not known;
-	// only the vendor's "all" device is written, with every node of
+	// Nodes gives each device's own nodes (/dev/nvidia3 for the GPU whose
+	// minor number is 3), from what the tier knows of it: nodes[i] for
+	// devs[i], or errs[i] saying why they are not known (that device is
+	// left out). One call for every device, so that what is read once
+	// (the kernel driver's files) is read once. nil: not known; only the
+	// vendor's "all" device is written, with every node of
 	// Vendor.DeviceNodes.
-	Nodes func(e *presence.Env, d DeviceRef) ([]string, error)
+	Nodes func(e *presence.Env, devs []DeviceRef) (nodes [][]string, errs []error)
 	// Libraries are the libraries a container needs besides the driver
 	// library: the management library (NVML). Each is searched as the
 	// presence tier searches it (found and checked, never opened) and
@@ -85,6 +88,17 @@ func isHex(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// EachDevice makes a Container.Nodes of a function of one device.
+func EachDevice(f func(e *presence.Env, d DeviceRef) ([]string, error)) func(*presence.Env, []DeviceRef) ([][]string, []error) {
+	return func(e *presence.Env, devs []DeviceRef) ([][]string, []error) {
+		nodes, errs := make([][]string, len(devs)), make([]error, len(devs))
+		for i, d := range devs {
+			nodes[i], errs[i] = f(e, d)
+		}
+		return nodes, errs
+	}
 }
 
 // DRMNodes are the DRM nodes of the PCI device bus (any form

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/presence"
 )
@@ -42,19 +43,34 @@ var container = driver.Container{
 // procGPUs are the GPUs' information files the kernel driver writes.
 const procGPUs = "/proc/driver/nvidia/gpus"
 
-// gpuNodes is /dev/nvidia<minor> of the GPU d: its information file is
-// the one whose UUID is d's, else whose bus location is d's.
-func gpuNodes(e *presence.Env, d driver.DeviceRef) ([]string, error) {
+// gpuNodes is /dev/nvidia<minor> of each GPU: its information file is the
+// one whose UUID is the GPU's, else whose bus location is the GPU's. The
+// files are read once for every GPU.
+func gpuNodes(e *presence.Env, devs []driver.DeviceRef) ([][]string, []error) {
+	nodes, errs := make([][]string, len(devs)), make([]error, len(devs))
 	files, _ := filepath.Glob(e.Path(procGPUs) + "/*/information")
-	if len(files) == 0 {
+	if len(files) > device.MaxDevices {
+		files = files[:device.MaxDevices]
+	}
+	infos := make([]map[string]string, 0, len(files))
+	for _, f := range files {
+		if info, err := gpuInformation(f); err == nil {
+			info[""] = f
+			infos = append(infos, info)
+		}
+	}
+	for i, d := range devs {
+		nodes[i], errs[i] = gpuNode(e, infos, d)
+	}
+	return nodes, errs
+}
+
+func gpuNode(e *presence.Env, infos []map[string]string, d driver.DeviceRef) ([]string, error) {
+	if len(infos) == 0 {
 		return nil, fmt.Errorf("%s lists no GPU (the kernel driver's information files say which /dev/nvidia<N> is which GPU)", e.Path(procGPUs))
 	}
 	bus := driver.NormalizeBusID(d.PCIBusID)
-	for _, f := range files {
-		info, err := gpuInformation(f)
-		if err != nil {
-			continue
-		}
+	for _, info := range infos {
 		sameUUID := d.UUID != "" && strings.EqualFold(info["GPU UUID"], d.UUID)
 		sameBus := bus != "" && driver.NormalizeBusID(info["Bus Location"]) == bus
 		if !sameUUID && !sameBus {
@@ -62,7 +78,7 @@ func gpuNodes(e *presence.Env, d driver.DeviceRef) ([]string, error) {
 		}
 		minor, err := strconv.ParseUint(info["Device Minor"], 10, 8)
 		if err != nil {
-			return nil, fmt.Errorf("%s: Device Minor %q is not a number of 0..255", f, info["Device Minor"])
+			return nil, fmt.Errorf("%s: Device Minor %q is not a number of 0..255", info[""], info["Device Minor"])
 		}
 		node := "/dev/nvidia" + strconv.FormatUint(minor, 10)
 		if problem := e.NodeProblem(node); problem != "" {

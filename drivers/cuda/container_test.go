@@ -23,22 +23,22 @@ func TestGPUNodes(t *testing.T) {
 		Char("dev/nvidia3").Char("dev/nvidia0")
 	e := presence.NewEnv(presence.WithRoot(tr.Root))
 
-	got, err := gpuNodes(e, driver.DeviceRef{UUID: "GPU-AAAA"})
+	got, err := gpuNodes1(e, driver.DeviceRef{UUID: "GPU-AAAA"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/dev/nvidia3"}, got, "by UUID, whatever its case: the minor is not the index")
-	got, err = gpuNodes(e, driver.DeviceRef{PCIBusID: "00000000:19:00.0"})
+	got, err = gpuNodes1(e, driver.DeviceRef{PCIBusID: "00000000:19:00.0"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/dev/nvidia0"}, got, "by bus id, NVML's form")
-	_, err = gpuNodes(e, driver.DeviceRef{UUID: "GPU-cccc"})
+	_, err = gpuNodes1(e, driver.DeviceRef{UUID: "GPU-cccc"})
 	assert.ErrorContains(t, err, "is not a number")
-	_, err = gpuNodes(e, driver.DeviceRef{UUID: "GPU-dddd", PCIBusID: "0000:99:00.0"})
+	_, err = gpuNodes1(e, driver.DeviceRef{UUID: "GPU-dddd", PCIBusID: "0000:99:00.0"})
 	assert.ErrorContains(t, err, "names UUID")
 
-	_, err = gpuNodes(presence.NewEnv(presence.WithRoot(presencetest.NewTree(t).Root)), driver.DeviceRef{UUID: "GPU-aaaa"})
+	_, err = gpuNodes1(presence.NewEnv(presence.WithRoot(presencetest.NewTree(t).Root)), driver.DeviceRef{UUID: "GPU-aaaa"})
 	assert.ErrorContains(t, err, "lists no GPU")
 
 	tr.File("proc/driver/nvidia/gpus/0000:1b:00.0/information", info("GPU-eeee", "0000:1b:00.0", "5"))
-	_, err = gpuNodes(e, driver.DeviceRef{UUID: "GPU-eeee"})
+	_, err = gpuNodes1(e, driver.DeviceRef{UUID: "GPU-eeee"})
 	assert.ErrorContains(t, err, "nvidia5 is missing", "a node that is not there is not injected")
 }
 
@@ -47,4 +47,9 @@ func TestSameVersion(t *testing.T) {
 	assert.Nil(t, sameVersion("/opt/fake/libcuda.so.1"), "no driver version in the name")
 	assert.Nil(t, sameVersion("/opt/fake/libcuda.so"))
 	assert.Nil(t, sameVersion("/opt/fake/libcuda.so.5[8].1"), "no glob from a name")
+}
+
+func gpuNodes1(e *presence.Env, d driver.DeviceRef) ([]string, error) {
+	nodes, errs := gpuNodes(e, []driver.DeviceRef{d})
+	return nodes[0], errs[0]
 }

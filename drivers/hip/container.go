@@ -16,6 +16,6 @@ import (
 // hex>", ROCR's amd_filter_device.cpp: presence.VisibleROCR).
 var container = driver.Container{
 	Control:    []string{"/dev/kfd"},
-	Nodes:      func(e *presence.Env, d driver.DeviceRef) ([]string, error) { return driver.DRMNodes(e, d.PCIBusID) },
+	Nodes:      driver.EachDevice(func(e *presence.Env, d driver.DeviceRef) ([]string, error) { return driver.DRMNodes(e, d.PCIBusID) }),
 	VisibleEnv: ROCRVisibleDevicesEnv,
 }

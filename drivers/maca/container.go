@@ -14,6 +14,6 @@ import (
 // confirmed to take UUIDs: the nodes alone select the GPUs.
 var container = driver.Container{
 	Control:   []string{controlNode},
-	Nodes:     func(e *presence.Env, d driver.DeviceRef) ([]string, error) { return driver.DRMNodes(e, d.PCIBusID) },
+	Nodes:     driver.EachDevice(func(e *presence.Env, d driver.DeviceRef) ([]string, error) { return driver.DRMNodes(e, d.PCIBusID) }),
 	Libraries: []clib.Library{MXSMLLibrary},
 }

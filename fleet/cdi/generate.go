@@ -106,7 +106,15 @@ func Generate(src Source, o Options) (spec *Spec, notes []string, err error) {
 	var uuids []string
 	var byUUID []Device // after the devices named by index
 	injected := 0       // devices whose nodes are known, or every device where the nodes are not told apart
-	for _, d := range src.Devices {
+	var nodesOf [][]string
+	var errsOf []error
+	if c.Nodes != nil {
+		nodesOf, errsOf = c.Nodes(e, src.Devices)
+		if len(nodesOf) != len(src.Devices) || len(errsOf) != len(src.Devices) {
+			return nil, notes, fmt.Errorf("cdi: %s's Container.Nodes answered %d nodes and %d errors for %d devices", t, len(nodesOf), len(errsOf), len(src.Devices))
+		}
+	}
+	for i, d := range src.Devices {
 		if c.Nodes == nil {
 			injected++
 			if d.UUID != "" {
@@ -114,7 +122,7 @@ func Generate(src Source, o Options) (spec *Spec, notes []string, err error) {
 			}
 			continue
 		}
-		nodes, err := c.Nodes(e, d)
+		nodes, err := nodesOf[i], errsOf[i]
 		if err != nil {
 			note("device %d (UUID %q) is left out: %v", d.Index, d.UUID, err)
 			continue

@@ -25,12 +25,12 @@ func acme(nodes bool) *driver.Vendor {
 		DeviceNodes: presence.NodeSpec{What: "/dev/acme*", Dir: "/dev", Prefixes: []string{"acme"}},
 		Container:   driver.Container{Control: []string{"/dev/acmectl", "/dev/acme-absent"}, VisibleEnv: "ACME_VISIBLE_DEVICES"}}
 	if nodes {
-		v.Container.Nodes = func(e *presence.Env, d driver.DeviceRef) ([]string, error) {
+		v.Container.Nodes = driver.EachDevice(func(e *presence.Env, d driver.DeviceRef) ([]string, error) {
 			if d.UUID == "" || d.UUID == "ACME-bad" {
 				return nil, errors.New("not known")
 			}
 			return []string{"/dev/acme" + strings.TrimPrefix(d.UUID, "ACME-")}, nil
-		}
+		})
 	}
 	return v
 }
