@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -97,14 +96,17 @@ func gpuInformation(file string) (map[string]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+	data, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, 12)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
 			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // sameVersion is every *.so.<version> beside libcuda's real file, where

@@ -30,19 +30,166 @@ type tree struct {
 // maxDepth bounds the nesting the reader accepts (a spec is 6 deep).
 const maxDepth = 32
 
-// yamlOf is s in block YAML.
+// yamlOf is s in block YAML: the fields flagshim writes directly, the
+// others (annotations, hooks, ...) through the generic tree.
 func yamlOf(s *Spec) ([]byte, error) {
-	j, err := json.Marshal(s)
-	if err != nil {
+	b := bytes.NewBuffer(make([]byte, 0, 4096))
+	b.WriteString("cdiVersion: ")
+	quote(b, string(s.Version))
+	b.WriteString("\nkind: ")
+	quote(b, s.Kind)
+	b.WriteByte('\n')
+	if err := rawField(b, "annotations", s.Annotations, 0); err != nil {
 		return nil, err
 	}
+	b.WriteString("devices:")
+	if len(s.Devices) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteByte('\n')
+	for i := range s.Devices {
+		d := &s.Devices[i]
+		b.WriteString("  - name: ")
+		quote(b, string(d.Name))
+		b.WriteByte('\n')
+		if err := rawField(b, "annotations", d.Annotations, 4); err != nil {
+			return nil, err
+		}
+		b.WriteString("    containerEdits:")
+		if d.ContainerEdits.empty() {
+			b.WriteString(" {}")
+		}
+		b.WriteByte('\n')
+		if err := editsYAML(b, &d.ContainerEdits, 6); err != nil {
+			return nil, err
+		}
+	}
+	if !s.ContainerEdits.empty() {
+		b.WriteString("containerEdits:\n")
+		if err := editsYAML(b, &s.ContainerEdits, 2); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+func editsYAML(b *bytes.Buffer, e *ContainerEdits, indent int) error {
+	pad := strings.Repeat(" ", indent)
+	if len(e.Env) > 0 {
+		b.WriteString(pad + "env:")
+		list(b, e.Env, indent+2)
+	}
+	if len(e.DeviceNodes) > 0 {
+		b.WriteString(pad + "deviceNodes:\n")
+		for _, n := range e.DeviceNodes {
+			j, err := json.Marshal(n)
+			if err != nil {
+				return err
+			}
+			if err := itemYAML(b, j, indent+2); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"netDevices", e.NetDevices}, {"hooks", e.Hooks}} {
+		if err := rawField(b, f.name, f.raw, indent); err != nil {
+			return err
+		}
+	}
+	if len(e.Mounts) > 0 {
+		b.WriteString(pad + "mounts:\n")
+		for _, m := range e.Mounts {
+			b.WriteString(pad + "  - hostPath: ")
+			quote(b, m.HostPath)
+			b.WriteString("\n" + pad + "    containerPath: ")
+			quote(b, m.ContainerPath)
+			b.WriteByte('\n')
+			if len(m.Options) > 0 {
+				b.WriteString(pad + "    options:")
+				list(b, m.Options, indent+6)
+			}
+			if m.Type != "" {
+				b.WriteString(pad + "    type: ")
+				quote(b, m.Type)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"intelRdt", e.IntelRdt}, {"additionalGids", e.AdditionalGIDs}} {
+		if err := rawField(b, f.name, f.raw, indent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// list writes what follows "key:" for a list of strings: on the line when
+// short, else one item a line.
+func list(b *bytes.Buffer, items []string, indent int) {
+	n := 0
+	for _, s := range items {
+		n += len(s) + 4
+	}
+	if n <= 60 {
+		b.WriteString(" [")
+		for i, s := range items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			quote(b, s)
+		}
+		b.WriteString("]\n")
+		return
+	}
+	b.WriteByte('\n')
+	for _, s := range items {
+		b.WriteString(strings.Repeat(" ", indent) + "- ")
+		quote(b, s)
+		b.WriteByte('\n')
+	}
+}
+
+// itemYAML writes the JSON object j as a list item at indent.
+func itemYAML(b *bytes.Buffer, j []byte, indent int) error {
 	t, err := jsonTree(json.NewDecoder(bytes.NewReader(j)), 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var b bytes.Buffer
-	emit(&b, t, 0)
-	return b.Bytes(), nil
+	emit(b, &tree{kind: 's', vals: []*tree{t}}, indent)
+	return nil
+}
+
+// rawField writes "name:" and the JSON value raw, where raw is not empty.
+func rawField(b *bytes.Buffer, name string, raw json.RawMessage, indent int) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	t, err := jsonTree(json.NewDecoder(bytes.NewReader(raw)), 0)
+	if err != nil {
+		return err
+	}
+	emit(b, &tree{kind: 'm', keys: []string{name}, vals: []*tree{t}}, indent)
+	return nil
+}
+
+// quote writes s as a JSON string, which is a YAML double-quoted scalar.
+func quote(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			q, _ := scalarJSON(s)
+			b.Write(q)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // jsonTree reads one JSON value from d, keys in order.
@@ -93,7 +240,19 @@ func scalarJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+// plainKey says whether a key is written without quotes.
+func plainKey(k string) bool {
+	if k == "" || !(k[0] == '_' || 'a' <= k[0] && k[0] <= 'z' || 'A' <= k[0] && k[0] <= 'Z') {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || c == '.' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // emit writes t at indent in block style.
 func emit(b *bytes.Buffer, t *tree, indent int) {
@@ -101,7 +260,7 @@ func emit(b *bytes.Buffer, t *tree, indent int) {
 	switch t.kind {
 	case 'm':
 		for i, k := range t.keys {
-			if !plainKey.MatchString(k) {
+			if !plainKey(k) {
 				q, _ := scalarJSON(k)
 				k = string(q)
 			}
