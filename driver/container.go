@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // Container says what a container needs, besides the driver library, to

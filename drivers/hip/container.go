@@ -2,7 +2,7 @@ package hip
 
 import (
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // container is what a container needs to use AMD/Hygon GPUs (CDI specs):

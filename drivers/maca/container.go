@@ -3,7 +3,7 @@ package maca
 import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // container is what a container needs to use MetaX GPUs (CDI specs): the

@@ -3,7 +3,7 @@ package cdi_test
 import (
 	"testing"
 
-	"github.com/flagos-ai/flagshim/internal/fleettest"
+	"github.com/flagos-ai/flagshim/fleet/fleettest"
 )
 
 // BenchmarkCLI compares `flagshim cdi generate` and `flagshim labels` with

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/fleet/cdi"
-	"github.com/flagos-ai/flagshim/internal/fleettest"
+	"github.com/flagos-ai/flagshim/fleet/fleettest"
 )
 
 // The CLI on a fake machine of two GPUs: `flagshim cdi generate` and `cdi

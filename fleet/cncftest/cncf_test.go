@@ -16,7 +16,7 @@ import (
 	specs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/flagos-ai/flagshim/fleet/cdi"
-	"github.com/flagos-ai/flagshim/internal/fleettest"
+	"github.com/flagos-ai/flagshim/fleet/fleettest"
 )
 
 // TestCNCFLoadsAndResolves: the specs `flagshim cdi generate` writes, YAML

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/fleet/labels"
-	"github.com/flagos-ai/flagshim/internal/fleettest"
+	"github.com/flagos-ai/flagshim/fleet/fleettest"
 	"github.com/flagos-ai/flagshim/report"
 )
 

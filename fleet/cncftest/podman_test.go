@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/internal/fleettest"
+	"github.com/flagos-ai/flagshim/fleet/fleettest"
 )
 
 // The container runtime test: podman with runc (Debian's packages) runs a

@@ -20,7 +20,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/vendors"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
@@ -99,7 +99,7 @@ func NVIDIA(t testing.TB, gpus int, o Options) *Machine {
 	}
 	m.Env = []string{"FLAGOS_LIBCUDA_PATH=" + cuda, "FLAGOS_LIBNVML_PATH=" + nvml, "FLAGOS_TEST_ROOT=" + m.Root,
 		fmt.Sprintf("FAKE_NVML_COUNT=%d", gpus), "FAKE_NVML_DRIVER=" + DriverVersion}
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		for _, x := range v.Variables() {
 			if x.Kind == driver.VarLibraryPath && x.Name != "FLAGOS_LIBCUDA_PATH" && x.Name != "FLAGOS_LIBNVML_PATH" {
 				m.Env = append(m.Env, x.Name+"=/nonexistent/"+strings.ToLower(x.Name))
