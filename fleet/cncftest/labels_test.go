@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/fleet/labels"
 	"github.com/flagos-ai/flagshim/fleet/fleettest"
+	"github.com/flagos-ai/flagshim/fleet/labels"
 	"github.com/flagos-ai/flagshim/report"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/vendors"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // DriverVersion is the fake driver's version: libcuda.so.<DriverVersion>.
