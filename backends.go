@@ -47,7 +47,7 @@ func (s *shim) addDriverSteps() error {
 // probe tier's (tierOptions, in tiers.go).
 func (s *shim) vendorOptions(v *driver.Vendor) []driver.Option {
 	opts := []driver.Option{driver.WithLogger(s.log), driver.WithGetenv(s.getenv), driver.WithInitTimeout(s.set.timeout),
-		driver.WithMakers(vendors.Makers()), driver.WithSysRoot(s.set.root)}
+		driver.WithMakers(vendors.Makers()), driver.WithVendorNames(vendors.VendorNames()), driver.WithSysRoot(s.set.root)}
 	if v.Type == device.CUDA {
 		opts = append(opts, driver.WithUnavailableNote(s.cudaNote))
 	}

@@ -106,7 +106,7 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 		return printUsage(stdout, c.usage())
 	}
 	if *probe != "" && !c.probes {
-		return usageError(stderr, nil, fmt.Sprintf("--probe applies to info, list, resolve and explain, not to %s", c.name))
+		return usageError(stderr, nil, fmt.Sprintf("--probe applies to info, list, query, resolve and explain, not to %s", c.name))
 	}
 	// The CLI's answers are exact, but no driver is initialized in the CLI
 	// itself: a hanging or crashing driver cannot take it down.

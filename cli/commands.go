@@ -68,9 +68,18 @@ printed, "no accelerator found" goes to stderr, and list exits 0.
 "Is there an accelerator?" is --accelerators-only: it prints the vendor
 backends' devices only (not cpu:0, nor the flagos lines, which name the
 same devices again), so that wc -l counts the accelerators, and it exits
-` + fmt.Sprint(exitNoDevice) + ` when there is none, as nvidia-smi -L does where it finds no GPU:
+` + fmt.Sprint(exitNoDevice) + ` when there is none, as nvidia-smi -L does where it finds no GPU, and
+` + fmt.Sprint(exitUnusable) + ` when accelerators of a known maker are present (sysfs shows their PCI
+devices) but none can be used: their driver or management library fails
+(the reason goes to stderr), so a health check tells a broken driver from
+a machine without accelerators:
 
   if flagshim list --accelerators-only >/dev/null 2>&1; then echo "an accelerator"; fi
+
+Devices present but unusable are listed after the others as
+"cuda: unusable: 0000:18:00.0 (nvidia, PCI 0x233010DE)" (not with
+--accelerators-only, whose lines are the usable accelerators), and in
+--json's "unusable".
 
 list exits 1 on a bad setting or when a device's properties cannot be read;
 a driver library that is absent or fails to load is not an error of list
@@ -84,12 +93,21 @@ child instead, so its devices are still listed. --probe chooses one tier
 for every vendor.
 
 flags:
-  --accelerators-only  the accelerators only; exit status ` + fmt.Sprint(exitNoDevice) + ` when there is none
-  --json               one JSON object instead: "schema_version" and "devices",
-                       one object per line of the text (docs/json.md)
+  --accelerators-only  the accelerators only; exit status ` + fmt.Sprint(exitNoDevice) + ` when there is none,
+                       ` + fmt.Sprint(exitUnusable) + ` when some are present but none is usable
+  --json               one JSON object instead: "schema_version", "devices",
+                       one object per line of the text with its "record"
+                       (docs/identity.md), and "unusable" (docs/json.md)
 ` + probeHelp,
 			probes: true,
 			run:    runList,
+		},
+		{
+			name: "query", args: "--query-gpu=FIELDS [--format=csv,...] [--probe TIER]",
+			summary: "one CSV row per device, as nvidia-smi --query-gpu prints it",
+			detail:  queryDetail,
+			probes:  true,
+			run:     runQuery,
 		},
 		{
 			name: "resolve", args: "[--json] [--probe TIER] DEVICE...",
@@ -177,7 +195,8 @@ func (c *command) usage() string {
 
 var exitNote = `Exit status: 0 on success, 1 on an error (a bad device string, a bad
 setting, output that could not be written), 2 on bad usage, ` + fmt.Sprint(exitNoDevice) + ` from
-list --accelerators-only when there is no accelerator. A bad setting (an
+list --accelerators-only and query when there is no accelerator, ` + fmt.Sprint(exitUnusable) + ` when
+accelerators are present but none is usable. A bad setting (an
 environment variable whose value flagshim does not accept, such as
 FLAGOS_LOG=loud) is an error of info, list, resolve and explain alike, which
 then print nothing but the message.
@@ -193,7 +212,7 @@ func topUsage() string {
 	}
 	b.WriteString(`
 flags:
-  --probe TIER               (info, list, resolve, explain; before the command or after
+  --probe TIER               (info, list, query, resolve, explain; before the command or after
                              it) where the vendor backends' answers come from:
                              isolated (the default), presence or exact
   --json                     (info, list, resolve, explain; after the command) one JSON
@@ -231,7 +250,7 @@ func useProbe(s *session, c *command, name string) (code int, ok bool) {
 // probeHelp is the --probe paragraph of the commands that take it.
 const probeHelp = `  --probe TIER  where the vendor backends' answers come from: isolated
                 (each driver initialized in a child process; the default,
-                but for list), presence (management libraries and device nodes,
+                but for list and query), presence (management libraries and device nodes,
                 no driver initialized) or exact (each driver initialized
                 in this process). It beats FLAGOS_PROBE.
 `

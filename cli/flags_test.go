@@ -100,7 +100,7 @@ func TestProbeBeforeTheCommand(t *testing.T) {
 	assert.Contains(t, errOut, `list: --probe "fast": want exact, presence or isolated`)
 	code, _, errOut = runCLI("--probe", "exact", "version")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "--probe applies to info, list, resolve and explain")
+	assert.Contains(t, errOut, "--probe applies to info, list, query, resolve and explain")
 }
 
 func TestProbeChosenByTheEnvironment(t *testing.T) {
@@ -147,11 +147,19 @@ func TestListAcceleratorsOnly(t *testing.T) {
 	var l listOutput
 	require.NoError(t, json.Unmarshal([]byte(out), &l))
 	require.Len(t, l.Devices, 2)
+	require.NotNil(t, l.Devices[1].Record, "--json carries each vendor device's record")
+	assert.Equal(t, "musa:1", l.Devices[1].Record.Device)
+	l.Devices[1].Record = nil
 	assert.Equal(t, listed{Device: "musa:1", Type: "musa", Index: 1, Name: "Fake GPU 1", UUID: "20212223-2425-2627-2829-2a2b2c2d2e2f"}, l.Devices[1])
 	code, out, _ = runCLI("list", "--json")
 	require.Equal(t, exitOK, code)
+	l = listOutput{}
 	require.NoError(t, json.Unmarshal([]byte(out), &l))
 	require.Len(t, l.Devices, 5)
+	require.NotNil(t, l.Devices[3].Record, "a flagos device carries the record of the device it routes to")
+	assert.Equal(t, "musa:0", l.Devices[3].Record.Device)
+	assert.Nil(t, l.Devices[0].Record, "cpu:0 has none")
+	l.Devices[3].Record = nil
 	assert.Equal(t, listed{Device: "flagos:0", Type: "flagos", Index: 0, Name: "Fake GPU 0", UUID: "10111213-1415-1617-1819-1a1b1c1d1e1f", RoutesTo: "musa:0"}, l.Devices[3])
 }
 

@@ -192,7 +192,7 @@ func TestListAndResolveJSONAreDocumented(t *testing.T) {
 
 	code, out, errOut := runCLI("list", "--json", "--accelerators-only")
 	assert.Equal(t, exitNoDevice, code)
-	assert.JSONEq(t, `{"schema_version": 1, "devices": []}`, out)
+	assert.JSONEq(t, `{"schema_version": 1, "devices": [], "unusable": []}`, out)
 	assert.Contains(t, errOut, "no accelerator found")
 
 	code, out, errOut = runCLI("resolve", "--json", "cpu:01", "CPU")

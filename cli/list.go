@@ -3,12 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/flagos-ai/flagshim"
 	"strings"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/report"
-	"github.com/flagos-ai/flagshim/tier"
 )
 
 // exitNoDevice is list --accelerators-only's status where no accelerator
@@ -31,12 +29,18 @@ type listed struct {
 	Name     string      `json:"name"`
 	UUID     string      `json:"uuid"`
 	RoutesTo string      `json:"routes_to,omitempty"`
+	// Record is the device's record (--json only; docs/identity.md), for
+	// the devices of a backend that gives records (not cpu).
+	Record *device.Record `json:"record,omitempty"`
 }
 
 // listOutput is list --json's object (docs/json.md).
 type listOutput struct {
 	SchemaVersion int      `json:"schema_version"`
 	Devices       []listed `json:"devices"`
+	// Unusable are the accelerators present but unusable (their driver
+	// or management library fails), as records.
+	Unusable []*device.Record `json:"unusable"`
 }
 
 // list prints one line per device, as nvidia-smi -L does: cpu:0 first, the
@@ -51,10 +55,7 @@ type listOutput struct {
 // at the management library's speed where it can and exactly where it
 // cannot, never initializing a driver in the CLI itself.
 func list(s *session, o listOptions) int {
-	if v, _ := lookupEnv(flagshim.EnvProbe); s.probeTier == "" && strings.TrimSpace(v) == "" {
-		s.defaultTier = tier.Presence
-		s.opts = append(s.opts, flagshim.WithDefaultProbe(tier.Presence), flagshim.WithIsolatedFallback())
-	}
+	s.listDefaults()
 	s.showsEveryBackend()
 	if _, _, bad := s.initialise(); bad != nil {
 		return fail(s.stderr, bad)
@@ -84,7 +85,7 @@ func list(s *session, o listOptions) int {
 	accelerators := 0
 	for _, group := range groups {
 		for _, be := range group {
-			n, lines, err := listBackend(be)
+			n, lines, err := listBackend(be, o.json)
 			devs = append(devs, lines...)
 			errs = append(errs, err)
 			if be.Type() != device.CPU {
@@ -92,30 +93,62 @@ func list(s *session, o listOptions) int {
 			}
 		}
 	}
+	inv := takeInventory(false, false)
 	var outErr error
 	if o.json {
-		outErr = writeJSON(s.stdout, listOutput{report.SchemaVersion, devs})
+		out := listOutput{report.SchemaVersion, devs, []*device.Record{}}
+		for i := range inv.unusable {
+			out.Unusable = append(out.Unusable, &inv.unusable[i])
+		}
+		outErr = writeJSON(s.stdout, out)
 	} else {
 		var b strings.Builder
 		for _, d := range devs {
 			b.WriteString(listLine(d))
 			b.WriteByte('\n')
 		}
+		if !o.acceleratorsOnly { // its lines are the usable accelerators, one each
+			for _, r := range inv.unusable {
+				b.WriteString(unusableLine(r))
+				b.WriteByte('\n')
+			}
+		}
 		_, outErr = fmt.Fprint(s.stdout, b.String())
 	}
-	if accelerators == 0 {
+	inv.note(s.stderr)
+	if accelerators == 0 && len(inv.unusable) == 0 {
 		fmt.Fprintf(s.stderr, "%sno accelerator found (`flagshim explain` says what was tried)\n", prefix)
 	}
 	code := s.done(outErr, errors.Join(errs...))
 	if code == exitOK && accelerators == 0 && o.acceleratorsOnly {
+		if len(inv.unusable) > 0 {
+			return exitUnusable
+		}
 		return exitNoDevice
 	}
 	return code
 }
 
+// unusableLine is "cuda: unusable: 0000:18:00.0 (nvidia, PCI 0x233010DE)":
+// a device present that no device string names; stderr says why.
+func unusableLine(r device.Record) string {
+	line := string(r.Type) + ": unusable: " + r.PCIBusID
+	var facts []string
+	if r.Vendor != "" {
+		facts = append(facts, r.Vendor)
+	}
+	if r.PCIDeviceID != 0 {
+		facts = append(facts, fmt.Sprintf("PCI 0x%08X", r.PCIDeviceID))
+	}
+	if len(facts) > 0 {
+		line += " (" + strings.Join(facts, ", ") + ")"
+	}
+	return escape(line)
+}
+
 // listBackend returns one backend's devices and how many there are. A
 // backend that is not available has none.
-func listBackend(b device.Backend) (n int, devs []listed, err error) {
+func listBackend(b device.Backend, records bool) (n int, devs []listed, err error) {
 	r := b.Available()
 	if !r.Available {
 		return 0, nil, nil
@@ -132,7 +165,16 @@ func listBackend(b device.Backend) (n int, devs []listed, err error) {
 			errs = append(errs, fmt.Errorf("%s: cannot read its properties: %w", id, err))
 			continue
 		}
-		devs = append(devs, listEntry(id, p, routesTo))
+		d := listEntry(id, p, routesTo)
+		if ident, ok := b.(device.Identifier); ok && records {
+			rec, err := ident.Record(i)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: cannot read its record: %w", id, err))
+			} else {
+				d.Record = &rec
+			}
+		}
+		devs = append(devs, d)
 	}
 	return r.Devices, devs, errors.Join(errs...)
 }

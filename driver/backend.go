@@ -51,6 +51,7 @@ type Backend struct {
 	pinned       pinnedSet     // host buffers from AllocHost, for Stream's copies
 	fs           factsState    // the facts tier's answer (WithFacts)
 	ident        identityState // whose runtime answered, in the exact tier
+	pci          pciState      // the vendor's accelerators in sysfs (Record, Unusable)
 }
 
 // Option configures New.
@@ -65,8 +66,9 @@ type options struct {
 	timeout time.Duration
 	step    func(string)
 	facts   func(*Backend) tier.Facts
-	makers  map[uint16]string // WithMakers
-	sysroot string            // WithSysRoot
+	makers  map[uint16]string             // WithMakers
+	sysroot string                        // WithSysRoot
+	names   map[string]device.VendorNames // WithVendorNames
 }
 
 // WithLogger sets the logger (load attempts at debug, the outcome at info);

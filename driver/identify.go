@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
@@ -23,6 +24,9 @@ type Runtime struct {
 	Paths       []string // substrings of the library's real path: "/corex/"
 	Files       []string // prefixes of the library's real file name: "libxpucuda.so"
 	DeviceNames []string // prefixes of the device names its driver reports: "Iluvatar "
+	// Names are what the FlagOS projects call this maker (device
+	// records carry them); zero where no FlagOS project names it.
+	Names device.VendorNames
 }
 
 // Unknown is the maker of a runtime no fact identifies.
@@ -217,22 +221,7 @@ func (b *Backend) fallbackMaker() string {
 // sysfsBDF turns a driver's PCI bus id ("00000000:18:00.0", CUDA's, or
 // "0000:18:00.0") into sysfs's form: a 4-digit domain, lower case. "" when
 // it is not one.
-func sysfsBDF(bus string) string {
-	dom, rest, ok := strings.Cut(strings.ToLower(strings.TrimSpace(bus)), ":")
-	if !ok || len(rest) != len("18:00.0") || rest[2] != ':' || rest[5] != '.' {
-		return ""
-	}
-	d, err := strconv.ParseUint(dom, 16, 32)
-	if err != nil || d > 0xffff {
-		return ""
-	}
-	for _, c := range []byte(rest) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == ':' || c == '.') {
-			return ""
-		}
-	}
-	return fmt.Sprintf("%04x:%s", d, rest)
-}
+func sysfsBDF(bus string) string { return presence.PCIAddress(bus) }
 
 func containsAny(s string, subs []string) bool {
 	for _, x := range subs {

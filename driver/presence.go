@@ -69,7 +69,11 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 		return f
 	}
 	f.Extra["presence.source"] = chosen.Source
+	f.Source = chosen.Source
 	f.DriverVersion = chosen.DriverVersion
+	if chosen.CUDAVersion > 0 && b.v.VersionKnown() {
+		f.APIVersion = b.v.FormatVersion(chosen.CUDAVersion)
+	}
 	if chosen.Visibility != "" {
 		f.Extra["presence.visibility"] = chosen.Visibility
 	}
@@ -83,6 +87,10 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 	for i, d := range chosen.Devices {
 		f.Devices = append(f.Devices, device.Properties{Name: d.Name, Vendor: id.byDevice[i], UUID: d.UUID, TotalMemory: d.TotalMemory, Major: d.Major, Minor: d.Minor})
 		f.FreeMemory = append(f.FreeMemory, d.FreeMemory)
+		f.Parents = append(f.Parents, d.Parent)
+		if chosen.Indexed {
+			f.Indexes = append(f.Indexes, d.SourceIndex)
+		}
 	}
 	f.Result.Available = len(f.Devices) > 0
 	f.Result.Devices = len(f.Devices)

@@ -21,6 +21,11 @@ import (
 type Vendor struct {
 	Type device.Type // the device type: device.CUDA
 	Name string      // the vendor, for Properties.Vendor: "NVIDIA"
+	// Names are what the FlagOS projects call the vendor (FlagOS's
+	// vocabulary, FlagGems, FlagCX, FlagTree), each cited beside it;
+	// device records carry them. Zero where Name covers several makers
+	// that its Runtimes name apart (HIP's "AMD/Hygon").
+	Names device.VendorNames
 
 	Library clib.Library // where the driver library is (Nodes is read by the core)
 

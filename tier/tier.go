@@ -59,6 +59,21 @@ type Facts struct {
 	// vendor id, the library's real path, ...).
 	Vendor      string
 	VendorFacts []string
+	// Indexes are, by device, the source's own index of it where the
+	// source numbers devices as the vendor's tool does (NVML's index is
+	// nvidia-smi's); -1 unknown; nil when the tier read none.
+	Indexes []int
+	// Parents are, by device, the UUID of the device a partition (a MIG
+	// instance) is carved from; "" for a whole device; nil when the tier
+	// read none.
+	Parents []string
+	// APIVersion is the driver API's version ("12.4") where a presence
+	// source tells it (NVML's CUDA driver version); "" unknown. In the
+	// exact tier DriverVersion is that already.
+	APIVersion string
+	// Source is the presence source that answered ("nvml", "device
+	// nodes"); "" in the exact tier.
+	Source string
 }
 
 // Check reports what makes f impossible, as the exact tier would refuse
@@ -77,12 +92,16 @@ func (f *Facts) Check() error {
 		return fmt.Errorf("available with %d device(s) but %d listed", f.Result.Devices, n)
 	case !f.Result.Available && f.Result.Devices != 0:
 		return fmt.Errorf("not available but %d device(s) counted", f.Result.Devices)
-	case len(f.PCIBusIDs) > n || len(f.FreeMemory) > n:
-		return fmt.Errorf("%d PCI bus ids and %d free-memory values for %d devices", len(f.PCIBusIDs), len(f.FreeMemory), n)
+	case len(f.PCIBusIDs) > n || len(f.FreeMemory) > n || len(f.Indexes) > n || len(f.Parents) > n:
+		return fmt.Errorf("%d PCI bus ids, %d free-memory values, %d indexes and %d parents for %d devices",
+			len(f.PCIBusIDs), len(f.FreeMemory), len(f.Indexes), len(f.Parents), n)
 	}
 	for i, d := range f.Devices {
 		if d.Major < 0 || d.Minor < 0 || d.MultiProcessors < 0 {
 			return fmt.Errorf("device %d: negative properties (%d.%d, %d multiprocessors)", i, d.Major, d.Minor, d.MultiProcessors)
+		}
+		if i < len(f.Indexes) && (f.Indexes[i] < -1 || f.Indexes[i] >= device.MaxDevices) {
+			return fmt.Errorf("device %d: index %d is outside -1..%d", i, f.Indexes[i], device.MaxDevices-1)
 		}
 		if i < len(f.FreeMemory) && d.TotalMemory != 0 && f.FreeMemory[i] > d.TotalMemory {
 			return fmt.Errorf("device %d: %d bytes free of %d", i, f.FreeMemory[i], d.TotalMemory)

@@ -130,3 +130,23 @@ func Makers() map[uint16]string {
 	}
 	return out
 }
+
+// VendorNames is what the FlagOS projects call every maker a registered
+// vendor knows, by the maker's name (Vendor.Name and each Runtime's
+// Name): the driver core's device records name makers by it
+// (driver.WithVendorNames). A maker named twice keeps its first names.
+func VendorNames() map[string]device.VendorNames {
+	out := map[string]device.VendorNames{}
+	add := func(maker string, n device.VendorNames) {
+		if _, ok := out[maker]; !ok && maker != "" && n.FlagOS != "" {
+			out[maker] = n
+		}
+	}
+	for _, v := range All() {
+		add(v.Name, v.Names)
+		for _, rt := range v.Runtimes {
+			add(rt.Name, rt.Names)
+		}
+	}
+	return out
+}

@@ -33,6 +33,8 @@ extern int flagshim_go_module_loaded(char *backend, unsigned long long module, c
 extern int flagshim_go_module_unloading(char *backend, unsigned long long module);
 extern int flagshim_go_nvshmem_attach(int device);
 extern int flagshim_go_nvshmem_init(int device);
+extern int flagshim_go_device_json(char *device, char *out, int out_len);
+extern int flagshim_go_mem_get_info(char *device, unsigned long long *free_bytes, unsigned long long *total_bytes);
 
 // Set in the child of a fork made after the library was loaded, by the
 // child handler (the child has one thread then); read by every entry point.
@@ -111,6 +113,16 @@ int flagshim_nvshmem_attach(int device) {
 int flagshim_nvshmem_init(int device) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
 	return flagshim_go_nvshmem_init(device);
+}
+
+int flagshim_device_json(const char *device, char *out, int out_len) {
+	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
+	return flagshim_go_device_json((char *)device, out, out_len);
+}
+
+int flagshim_mem_get_info(const char *device, unsigned long long *free_bytes, unsigned long long *total_bytes) {
+	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
+	return flagshim_go_mem_get_info((char *)device, free_bytes, total_bytes);
 }
 */
 import "C"

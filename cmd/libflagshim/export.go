@@ -28,6 +28,7 @@ var codes = [...]C.int{
 	failHook:    C.FLAGSHIM_EHOOK,
 	failBackend: C.FLAGSHIM_EBACKEND,
 	failNVSHMEM: C.FLAGSHIM_ENVSHMEM,
+	failNoDev:   C.FLAGSHIM_ENODEV,
 }
 
 // buffer is out as a Go slice, or nil when it cannot hold anything.
@@ -179,5 +180,37 @@ func flagshim_go_nvshmem_init(device C.int) C.int {
 	if f := nvshmemEnable(int(device), true); f != failNone {
 		return codes[f]
 	}
+	return 0
+}
+
+//export flagshim_go_device_json
+func flagshim_go_device_json(device *C.char, out *C.char, out_len C.int) C.int {
+	if device == nil {
+		invalid("flagshim_device_json", "device is NULL")
+		return fail(out, out_len, failArgs)
+	}
+	s, f := deviceJSON(C.GoString(device))
+	if f != failNone {
+		return fail(out, out_len, f)
+	}
+	if out == nil && out_len == 0 {
+		return C.int(len(s))
+	}
+	if buffer(out, out_len) == nil {
+		return invalid("flagshim_device_json", "out is NULL or out_len <= 0 (out == NULL with out_len == 0 asks for the length)")
+	}
+	return answer(out, out_len, s)
+}
+
+//export flagshim_go_mem_get_info
+func flagshim_go_mem_get_info(device *C.char, free *C.ulonglong, total *C.ulonglong) C.int {
+	if device == nil || free == nil || total == nil {
+		return invalid("flagshim_mem_get_info", "device, free_bytes or total_bytes is NULL")
+	}
+	fr, tot, f := memGetInfo(C.GoString(device))
+	if f != failNone {
+		return codes[f]
+	}
+	*free, *total = C.ulonglong(fr), C.ulonglong(tot)
 	return 0
 }

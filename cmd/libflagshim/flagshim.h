@@ -36,7 +36,8 @@
  *
  * ABI version (as PJRT versions its C API). flagshim_abi_version() returns
  * the library's FLAGSHIM_ABI_VERSION, major * 10000 + minor; this header
- * declares version 1.0 (10000). A host checks it once, after loading the
+ * declares version 1.1 (10001): 1.0 and, since 1.1, flagshim_device_json,
+ * flagshim_mem_get_info and FLAGSHIM_ENODEV. A host checks it once, after loading the
  * library: a library of another major is not one it can use (refuse it, as
  * the Python package does); within one major, a library of a lower minor
  * lacks the functions added since (check the minor, or dlsym them, before
@@ -76,10 +77,12 @@
 #define FLAGSHIM_ENVSHMEM (-7) /* NVSHMEM could not be attached or initialized */
 #define FLAGSHIM_EFORK   (-8) /* called in the child of a fork: flagshim does not run
                                  there (see Forking above); flagshim_error names it */
+#define FLAGSHIM_ENODEV  (-9) /* (1.1) no such device: its backend is not available here,
+                                 or the index is past its devices (flagshim_error says which) */
 
 /* The ABI version this header declares: major * 10000 + minor (see above). */
 #define FLAGSHIM_ABI_VERSION_MAJOR 1
-#define FLAGSHIM_ABI_VERSION_MINOR 0
+#define FLAGSHIM_ABI_VERSION_MINOR 1
 #define FLAGSHIM_ABI_VERSION (FLAGSHIM_ABI_VERSION_MAJOR * 10000 + FLAGSHIM_ABI_VERSION_MINOR)
 
 /* Every function that fails (but flagshim_error itself) leaves a message
@@ -184,6 +187,29 @@ int flagshim_module_unloading(const char *backend, unsigned long long module);
  */
 int flagshim_nvshmem_attach(int device);
 int flagshim_nvshmem_init(int device);
+
+/*
+ * (1.1) flagshim_device_json writes the record of device (a device string:
+ * "cuda:1", or "cuda" for the current device; the cuda->flagos alias
+ * applies) as one JSON object, NUL-terminated, and returns its length: the
+ * record of `flagshim list --json` (name, uuid, pci_bus_id, total_memory,
+ * major, minor, multiprocessors, vendor, index, visible_index, numa_node,
+ * driver_version, tier, "unknown": the fields this tier cannot know and
+ * why, ...; docs/identity.md). out == NULL with out_len == 0 asks for the
+ * length. FLAGSHIM_EDEVICE: a bad device string; FLAGSHIM_ENODEV: no such
+ * device here; FLAGSHIM_EBACKEND: its backend gives no records (cpu).
+ */
+int flagshim_device_json(const char *device, char *out, int out_len);
+
+/*
+ * (1.1) flagshim_mem_get_info writes device's free and total memory in
+ * bytes (torch.cuda.mem_get_info's answer) and returns 0. In the presence
+ * tier the management library answers (NVML's nvmlDeviceGetMemoryInfo, ...:
+ * no driver is initialized); in the exact tier the driver does, with the
+ * device's context current (cuMemGetInfo). free or total NULL:
+ * FLAGSHIM_EINVAL; otherwise the codes of flagshim_device_json.
+ */
+int flagshim_mem_get_info(const char *device, unsigned long long *free_bytes, unsigned long long *total_bytes);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@ const (
 	failHook            // FLAGSHIM_EHOOK
 	failBackend         // FLAGSHIM_EBACKEND
 	failNVSHMEM         // FLAGSHIM_ENVSHMEM
+	failNoDev           // FLAGSHIM_ENODEV
 )
 
 // initHost runs flagshim.Init as a shared library inside another program

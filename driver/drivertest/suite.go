@@ -67,6 +67,15 @@ type Suite struct {
 	// {9, 0, 132}. A vendor that cannot read them (attribute numbers that
 	// are not known) gives {0, 0, 0}: unknown.
 	Capability *[3]int
+	// Presence, when set, is the vendor's presence tier on its own fake,
+	// for the case record_tiers: given a private folder, the sysfs root
+	// the case made and the devices the driver's fake describes (the
+	// exact tier's records, DriverVersion set to RecordDriverVersion), it
+	// builds the fake of the vendor's management library (or what its
+	// presence tier reads under root) describing the same devices and
+	// returns the child's environment (the library's override, the fake's
+	// knobs). nil: that case is skipped, saying so.
+	Presence func(t *testing.T, dir, root string, devs []device.Record) []string
 }
 
 // name is the name of the fake's device i told names (see DeviceName).

@@ -11,7 +11,7 @@ import (
 
 // suite runs the driver core's conformance cases against the fake
 // libcuda.so.1 (driver/drivertest/testdata), each in a child process.
-var suite = &drivertest.Suite{Vendor: Vendor(), Fake: "cuda", Version: [2]int{13, 0}}
+var suite = &drivertest.Suite{Vendor: Vendor(), Fake: "cuda", Version: [2]int{13, 0}, Presence: nvmlPresence}
 
 func TestMain(m *testing.M) { drivertest.Main(m) }
 

@@ -31,6 +31,7 @@ const PCIVendorNVIDIA = 0x10de
 var vendor = func() *driver.Vendor {
 	v := Family("cu", "CUDA_")
 	v.Type, v.Name = Type, "NVIDIA"
+	v.Names = namesNVIDIA // runtimes.go cites them
 	v.Library = clib.Library{
 		Name:    "libcuda",
 		EnvVar:  EnvVar,

@@ -17,6 +17,7 @@ import (
 // TOPS runtime numbers its results as CUDA's runtime does: no Codes.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	Presence:   efmlPresence,
 	FakeSoname: "libtopsrt.so",
 	Version:    [2]int{2, 3},
 	PCIBusID:   "0000:%02x:00.0",

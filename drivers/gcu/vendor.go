@@ -47,6 +47,12 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Enflame",
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_enflame/__init__.py), FlagCX's device
+	// adaptor name (flagos-ai/FlagCX @0c721293 flagcx/adaptor/device/tops_adaptor.cc, the
+	// first field of its struct flagcxDeviceAdaptor), FlagTree's backend
+	// (FLAGTREE_BACKEND, flagos-ai/FlagTree @0bb47ea4 README.md: third_party/enflame on its triton_v3.3.x branch).
+	Names: device.VendorNames{FlagOS: "enflame", FlagGems: "enflame", FlagCX: "TOPS", FlagTree: "enflame"},
 	Library: clib.Library{
 		Name:   "libtopsrt",
 		EnvVar: EnvVar,

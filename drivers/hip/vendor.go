@@ -78,9 +78,18 @@ var vendor = &driver.Vendor{
 	PCIVendors:  []uint16{PCIVendorAMD, PCIVendorHygon},
 	// Whose runtime answered: AMD's ROCm or Hygon's DTK, told by the
 	// devices' PCI vendor ids and DTK's install folder.
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_amd, _hygon/__init__.py), FlagCX's
+	// device adaptor names (flagos-ai/FlagCX @0c721293
+	// flagcx/adaptor/device/hip_adaptor.cc "HIP"; ducuda_adaptor.cc
+	// "DUCUDA", built with USE_DU, "Hygon support" in
+	// docs/getting_started.md), FlagTree's backends (FLAGTREE_BACKEND,
+	// flagos-ai/FlagTree @0bb47ea4 third_party/amd, third_party/hcu).
 	Runtimes: []driver.Runtime{
-		{Name: "AMD", PCIVendors: []uint16{PCIVendorAMD}, Paths: []string{"/rocm"}},
-		{Name: "Hygon", PCIVendors: []uint16{PCIVendorHygon}, Paths: []string{"/dtk"}},
+		{Name: "AMD", PCIVendors: []uint16{PCIVendorAMD}, Paths: []string{"/rocm"},
+			Names: device.VendorNames{FlagOS: "amd", FlagGems: "amd", FlagCX: "HIP", FlagTree: "amd"}},
+		{Name: "Hygon", PCIVendors: []uint16{PCIVendorHygon}, Paths: []string{"/dtk"},
+			Names: device.VendorNames{FlagOS: "hygon", FlagGems: "hygon", FlagCX: "DUCUDA", FlagTree: "hcu"}},
 	},
 }
 

@@ -19,6 +19,7 @@ import (
 // multiprocessors; fake_common.h's CUDA codes come back as XPUError_t.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	Presence:   xpumlPresence,
 	FakeSoname: "libxpurt.so.1",
 	Version:    [2]int{4, 33},
 	DeviceName: "R300",

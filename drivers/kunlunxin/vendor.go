@@ -41,6 +41,12 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Kunlunxin",
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_kunlunxin/__init__.py), FlagCX's device
+	// adaptor name (flagos-ai/FlagCX @0c721293 flagcx/adaptor/device/kunlunxin_adaptor.cc, the
+	// first field of its struct flagcxDeviceAdaptor), FlagTree's backend
+	// (FLAGTREE_BACKEND, flagos-ai/FlagTree @0bb47ea4 third_party/xpu).
+	Names: device.VendorNames{FlagOS: "kunlunxin", FlagGems: "kunlunxin", FlagCX: "KUNLUN", FlagTree: "xpu"},
 	Library: clib.Library{
 		Name:   "libxpurt",
 		EnvVar: EnvVar,

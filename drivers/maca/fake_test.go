@@ -18,6 +18,7 @@ import (
 // compute capability and multiprocessors are unknown (0).
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	Presence:   mxsmlPresence,
 	FakeSoname: "libmcruntime.so",
 	Version:    [2]int{0, 0},
 	Capability: &[3]int{0, 0, 0},

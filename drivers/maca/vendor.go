@@ -51,6 +51,12 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "MetaX",
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_metax/__init__.py), FlagCX's device
+	// adaptor name (flagos-ai/FlagCX @0c721293 flagcx/adaptor/device/maca_adaptor.cc, the
+	// first field of its struct flagcxDeviceAdaptor), FlagTree's backend
+	// (FLAGTREE_BACKEND, flagos-ai/FlagTree @0bb47ea4 third_party/metax).
+	Names: device.VendorNames{FlagOS: "metax", FlagGems: "metax", FlagCX: "MACA", FlagTree: "metax"},
 	Library: clib.Library{
 		Name:   "libmcruntime",
 		EnvVar: EnvVar,

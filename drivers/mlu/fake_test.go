@@ -18,6 +18,7 @@ import (
 // number its cases use.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	Presence:   cndevPresence,
 	FakeSource: "", // set in TestMain: an absolute path
 	FakeSoname: "libcndrv.so",
 	Version:    [2]int{2, 15},

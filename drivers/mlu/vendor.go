@@ -45,6 +45,12 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Cambricon",
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_cambricon/__init__.py), FlagCX's device
+	// adaptor name (flagos-ai/FlagCX @0c721293 flagcx/adaptor/device/mlu_adaptor.cc, the
+	// first field of its struct flagcxDeviceAdaptor), FlagTree's backend
+	// (FLAGTREE_BACKEND, flagos-ai/FlagTree @0bb47ea4 README.md: third_party/cambricon).
+	Names: device.VendorNames{FlagOS: "cambricon", FlagGems: "cambricon", FlagCX: "MLU", FlagTree: "cambricon"},
 	Library: clib.Library{
 		Name:   "libcndrv",
 		EnvVar: EnvVar,

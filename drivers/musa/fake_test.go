@@ -11,5 +11,5 @@ func TestMain(m *testing.M) { drivertest.Main(m) }
 // TestFakes runs the driver core's conformance cases against the fake
 // libmusa.so.1 (driver/drivertest/testdata, built with -DFAKE_MU).
 func TestFakes(t *testing.T) {
-	(&drivertest.Suite{Vendor: Vendor(), Fake: "musa", Version: [2]int{3, 1}}).Test(t)
+	(&drivertest.Suite{Vendor: Vendor(), Fake: "musa", Version: [2]int{3, 1}, Presence: mtmlPresence}).Test(t)
 }

@@ -38,6 +38,12 @@ const AutoRank = 10
 var vendor = func() *driver.Vendor {
 	v := cuda.Family("mu", "MUSA_")
 	v.Type, v.Name = Type, "Moore Threads"
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_mthreads/__init__.py), FlagCX's device
+	// adaptor name (flagos-ai/FlagCX @0c721293 flagcx/adaptor/device/musa_adaptor.cc, the
+	// first field of its struct flagcxDeviceAdaptor), FlagTree's backend
+	// (FLAGTREE_BACKEND, flagos-ai/FlagTree @0bb47ea4 third_party/mthreads).
+	v.Names = device.VendorNames{FlagOS: "mthreads", FlagGems: "mthreads", FlagCX: "MUSA", FlagTree: "mthreads"}
 	v.Library = clib.Library{
 		Name:    "libmusa",
 		EnvVar:  EnvVar,

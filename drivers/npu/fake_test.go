@@ -45,6 +45,7 @@ var fakeCodes = map[int]int{
 // "domain:bus:device.function" in lower-case hex.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	Presence:   dcmiPresence,
 	FakeSource: testdata("fake_libascendcl.c"),
 	FakeSoname: "libascendcl.so",
 	Version:    [2]int{8, 5},

@@ -69,6 +69,12 @@ func Vendor() *driver.Vendor { return vendor }
 var vendor = &driver.Vendor{
 	Type: Type,
 	Name: "Huawei",
+	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
+	// src/flag_gems/runtime/backend/_ascend/__init__.py), FlagCX's device
+	// adaptor name (flagos-ai/FlagCX @0c721293 flagcx/adaptor/device/cann_adaptor.cc, the
+	// first field of its struct flagcxDeviceAdaptor), FlagTree's backend
+	// (FLAGTREE_BACKEND, flagos-ai/FlagTree @0bb47ea4 README.md: third_party/ascend on its triton_v3.2.x branch).
+	Names: device.VendorNames{FlagOS: "ascend", FlagGems: "ascend", FlagCX: "CANN", FlagTree: "ascend"},
 	Library: clib.Library{
 		Name:   "libascendcl",
 		EnvVar: EnvVar,

@@ -38,6 +38,13 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _decided, _lib
+from .devices import (
+    DeviceProperties,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    mem_get_info,
+)
 from .errors import (
     BackendError,
     DeviceError,
@@ -46,6 +53,7 @@ from .errors import (
     HookError,
     InitError,
     LibraryError,
+    NoSuchDevice,
     NotADeviceString,
     NvshmemError,
     TritonNotFound,
@@ -60,6 +68,11 @@ __all__ = [
     "is_available",
     "device_count",
     "current_vendor",
+    "get_device_properties",
+    "get_device_name",
+    "get_device_capability",
+    "mem_get_info",
+    "DeviceProperties",
     "module_loaded",
     "module_unloading",
     "library_path",
@@ -71,6 +84,7 @@ __all__ = [
     "InitError",
     "DeviceError",
     "NotADeviceString",
+    "NoSuchDevice",
     "HookError",
     "BackendError",
     "NvshmemError",

@@ -53,7 +53,15 @@ PROTOTYPES = {
     "flagshim_module_unloading": (_c_int, [_c_char_p, _c_ull]),
     "flagshim_nvshmem_attach": (_c_int, [_c_int]),
     "flagshim_nvshmem_init": (_c_int, [_c_int]),
+    # ABI 1.1 (OPTIONAL: a 1.0 library lacks them)
+    "flagshim_device_json": (_c_int, [_c_char_p, _c_char_p, _c_int]),
+    "flagshim_mem_get_info": (_c_int, [_c_char_p, ctypes.POINTER(_c_ull), ctypes.POINTER(_c_ull)]),
 }
+
+# The functions added after ABI 1.0, by the minor that added them: a library
+# of an older minor loads without them, and the calls that need one raise
+# LibraryError (require).
+OPTIONAL = {"flagshim_device_json": 1, "flagshim_mem_get_info": 1}
 
 # The largest answer the size protocol grows a buffer to (1 GiB would be a
 # bug of the library, not an answer).
@@ -103,6 +111,8 @@ def _bind(path: str) -> Tuple[ctypes.CDLL, Tuple[int, int]]:
         try:
             fn = getattr(lib, name)
         except AttributeError:
+            if name in OPTIONAL:
+                continue
             raise errors.LibraryError(
                 f"flagshim: {path} lacks {name}: it is not a libflagshim this package can use "
                 "(an older build?); rebuild it from the same checkout as this package"
@@ -195,3 +205,15 @@ def text(call: Callable[[Optional[ctypes.Array], int], int], context: str, size:
         if rc != errors.ERANGE or size >= _MAX_ANSWER:
             fail(rc, context, make)
         size *= 2
+
+
+def require(name: str, context: str) -> ctypes.CDLL:
+    """The loaded library (get()), which must have name, a function added
+    after ABI 1.0; LibraryError where it is older."""
+    lib = get()
+    if not hasattr(lib, name):
+        raise errors.LibraryError(
+            f"{context}: {PATH} has ABI {ABI[0]}.{ABI[1]} and lacks {name} (ABI 1.{OPTIONAL.get(name, 0)}): "
+            "rebuild the library from the same checkout as this package"
+        )
+    return lib

@@ -19,10 +19,12 @@ __all__ = [
     "EBACKEND",
     "ENVSHMEM",
     "EFORK",
+    "ENODEV",
     "Error",
     "InitError",
     "DeviceError",
     "NotADeviceString",
+    "NoSuchDevice",
     "HookError",
     "BackendError",
     "NvshmemError",
@@ -40,6 +42,7 @@ EHOOK = -5  #: a module hook failed.
 EBACKEND = -6  #: no driver backend of that name.
 ENVSHMEM = -7  #: NVSHMEM could not be attached or initialized.
 EFORK = -8  #: called in the child of a fork.
+ENODEV = -9  #: (ABI 1.1) no such device here: not available, or an index past its devices.
 
 
 class Error(Exception):
@@ -73,6 +76,12 @@ class NotADeviceString(DeviceError, TypeError):
     """What was given where a device string (or type) is due is not a
     ``str``. A :class:`DeviceError` (so a ``ValueError``), and a
     ``TypeError`` as well: code that caught TypeError keeps working."""
+
+
+class NoSuchDevice(DeviceError, IndexError):
+    """No such device here (``FLAGSHIM_ENODEV``): its backend is not
+    available, or the index is past its devices. A :class:`DeviceError` (so
+    a ``ValueError``) and an ``IndexError``."""
 
 
 class HookError(Error):
@@ -117,6 +126,7 @@ _BY_CODE = {
     EBACKEND: BackendError,
     ENVSHMEM: NvshmemError,
     EFORK: ForkError,
+    ENODEV: NoSuchDevice,
 }
 
 

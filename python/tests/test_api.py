@@ -336,7 +336,7 @@ class TestMusaMachine(unittest.TestCase):
             """
         got = support.result(self, code, self.env)
         self.assertEqual(got, {"available": True, "count": 2, "cuda": [True, 2], "musa": [True, 2], "flagos": [True, 2],
-                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 0]})
+                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 1]})
         got = support.result(self, code, dict(self.env, FLAGOS_ALIAS_CUDA="0"))
         self.assertEqual([got["available"], got["count"], got["cuda"], got["musa"], got["vendor"]],
                          [False, 0, [False, 0], [True, 2], None], "no alias: cuda has no device here")
@@ -354,7 +354,7 @@ class TestMusaMachine(unittest.TestCase):
                      "abi_version", "info", "Exit status"]:
             self.assertIn(want, p.stdout)
         p = run("--version")
-        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.0)"))
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.1)"))
         import json
 
         p = run("--brief", "--resolve", "cuda:1", "--resolve", "musa")
@@ -362,7 +362,7 @@ class TestMusaMachine(unittest.TestCase):
         summary = json.loads(p.stdout)
         self.assertNotIn("info", summary, "--brief leaves info out")
         self.assertEqual(summary["resolve"], {"cuda:1": "flagos:1", "musa": "musa"})
-        self.assertEqual(summary["abi_version"], [1, 0])
+        self.assertEqual(summary["abi_version"], [1, 1])
         self.assertEqual(summary["cuda"], {"vendor": "Moore Threads", "available": True, "device_count": 2})
         p = run("--resolve", "nope:1")
         self.assertEqual(p.returncode, 1)

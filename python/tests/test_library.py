@@ -410,7 +410,19 @@ class TestLibrary(unittest.TestCase):
                 continue
             self.assertRefused(got, want, "knows ABI 1.x only")
         got = support.result(self, IMPORT + ABI)
-        self.assertEqual(got, ["abi", [1, 0]], "the library of this checkout: ABI 1.0")
+        self.assertEqual(got, ["abi", [1, 1]], "the library of this checkout: ABI 1.1")
+
+    def test_older_minor(self):
+        # An ABI 1.0 library loads; what 1.1 added raises LibraryError.
+        code = IMPORT + """
+try:
+    flagshim.get_device_properties(0)
+except flagshim.LibraryError as e:
+    out(["LibraryError", str(e)])
+"""
+        got = support.result(self, code, {"FLAGSHIM_LIBRARY": self.stub(10000)})
+        self.assertEqual(got[0], "LibraryError")
+        self.assertIn("has ABI 1.0 and lacks flagshim_device_json (ABI 1.1)", got[1])
 
     def test_beside_the_package(self):
         # Without FLAGSHIM_LIBRARY the library beside the package is loaded:

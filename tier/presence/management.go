@@ -163,6 +163,7 @@ func Query(e *Env, m Management) (r Report) {
 	}
 
 	r.Total = len(all)
+	r.Indexed = true
 	devs, applied := all, ""
 	if m.Visible != nil {
 		devs, applied, err = m.Visible(all)

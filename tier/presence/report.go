@@ -57,8 +57,12 @@ type Report struct {
 	Visibility    string           // the variable applied, "CUDA_VISIBLE_DEVICES=0,1"; "" when none was set
 	Devices       []Device         // the visible devices, in the runtime's order
 	Notes         []string         // what did not answer, one line each (a device's name, ...)
-	Reason        string           // one sentence: what was found, or why nothing was
-	Err           error            // nil when the source answered (even with zero devices)
+	// Indexed says SourceIndex is the index the vendor's own tool gives
+	// each device (a management library's: NVML's index is nvidia-smi's),
+	// which device records report as the physical index. Query sets it.
+	Indexed bool
+	Reason  string // one sentence: what was found, or why nothing was
+	Err     error  // nil when the source answered (even with zero devices)
 }
 
 // Device is one device as the source describes it.
@@ -72,6 +76,9 @@ type Device struct {
 	TotalMemory  uint64 // bytes; 0 when unknown
 	FreeMemory   uint64 // bytes; 0 when unknown
 	Major, Minor int    // compute capability (NVML), gfx major/minor (KFD); 0 when unknown
+	// Parent is the UUID of the device a partition (a MIG instance) is
+	// carved from; "" for a whole device.
+	Parent string
 }
 
 // Available reports whether the source answered and sees a visible device.

@@ -136,15 +136,20 @@ static void fork_case(void) {
 		int unloading = flagshim_module_unloading("cuda", 0x1000);
 		int attach = flagshim_nvshmem_attach(0);
 		int nvinit = flagshim_nvshmem_init(0);
+		char rec[64];
+		memset(rec, CANARY, sizeof rec);
+		int record = flagshim_device_json("cpu:0", rec, sizeof rec);
+		unsigned long long fr = 1, tot = 1;
+		int mem = flagshim_mem_get_info("cuda:0", &fr, &tot);
 		int ready = flagshim_ready();
 		int errlen = flagshim_error(NULL, 0);
 		int errrc = flagshim_error(err, sizeof err);
 		char small[8];
 		int cut = flagshim_error(small, sizeof small);
 		printf("child: resolve=%d out=%s canary=%s alias=%d info=%d loaded=%d names=%s unloading=%d attach=%d init=%d "
-		       "ready=%d abi=%d errlen=%s cut=%d/%s error=%s\n",
+		       "record=%d rec=%s mem=%d memout=%s ready=%d abi=%d errlen=%s cut=%d/%s error=%s\n",
 		       resolve, buf[0] ? "BAD" : "empty", canary_ok ? "ok" : "BAD", alias, info, loaded, names[0] ? "BAD" : "empty",
-		       unloading, attach, nvinit, ready, flagshim_abi_version(), errlen == errrc ? "ok" : "BAD", cut,
+		       unloading, attach, nvinit, record, rec[0] ? "BAD" : "empty", mem, fr == 1 && tot == 1 ? "untouched" : "BAD", ready, flagshim_abi_version(), errlen == errrc ? "ok" : "BAD", cut,
 		       (int)strlen(small) == cut ? "ok" : "BAD", err);
 		fflush(stdout);
 		_exit(0);
@@ -166,9 +171,9 @@ int main(int argc, char **argv) {
 		} else if (strncmp(a, "threads=", 8) == 0) {
 			threads_case(atoi(a + 8));
 		} else if (strcmp(a, "codes") == 0) {
-			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d EFORK=%d\n", FLAGSHIM_EINIT,
+			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d EFORK=%d ENODEV=%d\n", FLAGSHIM_EINIT,
 			       FLAGSHIM_EINVAL, FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE, FLAGSHIM_EHOOK, FLAGSHIM_EBACKEND, FLAGSHIM_ENVSHMEM,
-			       FLAGSHIM_EFORK);
+			       FLAGSHIM_EFORK, FLAGSHIM_ENODEV);
 		} else if (strcmp(a, "abi") == 0) {
 			printf("abi=%d header=%d major=%d minor=%d\n", flagshim_abi_version(), FLAGSHIM_ABI_VERSION,
 			       FLAGSHIM_ABI_VERSION_MAJOR, FLAGSHIM_ABI_VERSION_MINOR);

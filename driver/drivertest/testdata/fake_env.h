@@ -36,10 +36,21 @@ static int nth(const char *k, int n, char *out, size_t len) {
     return 1;
 }
 
-// count is <prefix>COUNT devices, 0 to 64.
+// bus0 is device 0's PCI bus number: <prefix>BUS0 in hex, else def; the
+// record tests set it to the driver fake's (device i is at bus0 + i).
+static unsigned int bus0(unsigned int def) {
+    const char *v = getenv(FAKE_ENV_PREFIX "BUS0");
+    return (v && *v) ? (unsigned int)strtoul(v, NULL, 16) : def;
+}
+
+// count is <prefix>COUNT devices, 0 to FAKE_MAX_COUNT (64 unless the fake
+// defines it).
+#ifndef FAKE_MAX_COUNT
+#define FAKE_MAX_COUNT 64
+#endif
 static int count(void) {
     long n = envlong(FAKE_ENV_PREFIX "COUNT", FAKE_DEFAULT_COUNT);
     if (n < 0) n = 0;
-    if (n > 64) n = 64;
+    if (n > FAKE_MAX_COUNT) n = FAKE_MAX_COUNT;
     return (int)n;
 }

@@ -4,7 +4,8 @@
 //
 //   FAKE_NVML_LOG            file each call appends its name to
 //   FAKE_NVML_INIT_RESULT    nvmlInit's return code (default 0)
-//   FAKE_NVML_COUNT          devices (default 2, at most 64)
+//   FAKE_NVML_COUNT          devices (default 2, at most 4096, flagshim's bound:
+//                            the scale benchmarks)
 //   FAKE_NVML_COUNT_RESULT   nvmlDeviceGetCount's return code
 //   FAKE_NVML_COUNT_RAW      the count nvmlDeviceGetCount answers instead, an
 //                            unsigned int as a broken driver might give it
@@ -49,7 +50,8 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t v3 is 68 bytes");
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_UNKNOWN 999
 
-static struct nvmlDevice_st devices[64];
+#define FAKE_MAX_COUNT 4096
+static struct nvmlDevice_st devices[FAKE_MAX_COUNT];
 static int inits;
 
 #define FAKE_ENV_PREFIX "FAKE_NVML_"
@@ -195,9 +197,13 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci) {
     NEED_INIT();
     if (!dev || !pci) return NVML_ERROR_INVALID_ARGUMENT;
     memset(pci, 0, sizeof *pci);
-    pci->bus = 0x18 + (unsigned int)dev->index;
-    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
-    snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+    // Device i is at bus BUS0 + i (0x18 + i): past bus 0xff, in the next
+    // PCI domain, so that 4096 devices have 4096 addresses.
+    unsigned int at = bus0(0x18) + (unsigned int)dev->index;
+    pci->domain = at >> 8;
+    pci->bus = at & 0xff;
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:00.0", pci->domain, pci->bus);
+    snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:00.0", pci->domain, pci->bus);
     pci->pciDeviceId = 0x233010de;
     return NVML_SUCCESS;
 }

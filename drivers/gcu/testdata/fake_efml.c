@@ -179,7 +179,7 @@ EXPORT efmlReturn_t EfmlGetDevInfo(uint32_t dev_idx, efmlDeviceInfo_t *p_info) {
     p_info->vendor_id = 0x1e36;
     p_info->device_id = 0xc035;
     p_info->domain_id = 0;
-    p_info->bus_id = 0x5a + dev_idx;
+    p_info->bus_id = bus0(0x5a) + dev_idx;
     p_info->dev_id = 0;
     p_info->func_id = 0;
     p_info->logic_id = dev_idx;

@@ -171,7 +171,7 @@ xpumlReturn_t xpumlDeviceGetPciInfo(xpumlDevice_t device, xpumlPciInfo_t *pci) {
     NEED_INIT();
     if (!valid(device) || !pci) return XPUML_ERROR_INVALID_ARGUMENT;
     memset(pci, 0, sizeof *pci);
-    pci->bus = 0x4f + (unsigned int)device->index;
+    pci->bus = bus0(0x4f) + (unsigned int)device->index;
     snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%01X", pci->domain, pci->bus, pci->device, pci->function);
     pci->pciDeviceId = 0x36851d22;
     return XPUML_SUCCESS;

@@ -180,7 +180,7 @@ mxSmlExReturn_t mxSmlExDeviceGetPciInfo(mxSmlExDevice_t deviceHandle, mxSmlExPci
     NEED_INIT();
     if (!valid(deviceHandle) || !pci) return MXSMLEX_ERROR_INVALID_ARGUMENT;
     memset(pci, 0, sizeof *pci);
-    pci->bus = 0x3a + (unsigned int)deviceHandle.handle->index;
+    pci->bus = bus0(0x3a) + (unsigned int)deviceHandle.handle->index;
     snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02x:00.0", pci->bus);
     snprintf(pci->busId, sizeof pci->busId, "0000:%02x:00.0", pci->bus);
     pci->pciDeviceId = 0x40819999;

@@ -213,7 +213,7 @@ EXPORT cndevRet_t cndevGetPCIeInfoV2(cndevPCIeInfoV2_t *deviceInfo, cndevDevice_
     deviceInfo->vendor = 0xcabc;
     deviceInfo->deviceId = 0x0590;
     deviceInfo->domain = 0;
-    deviceInfo->bus = 0x3a + (unsigned)i;
+    deviceInfo->bus = bus0(0x3a) + (unsigned)i;
     deviceInfo->device = 0;
     deviceInfo->function = 0;
     deviceInfo->slotId = 0xffff;

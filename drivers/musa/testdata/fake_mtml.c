@@ -15,6 +15,8 @@
 //   FAKE_MTML_MEM_TOTAL      bytes per device (default 48 GiB; 2 GiB used)
 //   FAKE_MTML_DRIVER         driver version (default 2.7.0)
 //   FAKE_MTML_MPC_PARENT     index of a device that is an MPC parent
+//   FAKE_MTML_BUS0           device 0's PCI bus number, hex (default 3a); device
+//                            i's is BUS0 + i
 //
 // Build variants leave optional functions out: -DFAKE_NO_MEMORY,
 // -DFAKE_NO_SYSTEM, -DFAKE_NO_PCI, -DFAKE_NO_PROPERTY, -DFAKE_NO_ERRSTR;
@@ -176,7 +178,7 @@ MtmlReturn mtmlDeviceGetPciInfo(const MtmlDevice *dev, MtmlPciInfo *pci) {
     logcall("mtmlDeviceGetPciInfo");
     if (!dev || !pci) return MTML_ERROR_INVALID_ARGUMENT;
     memset(pci, 0, sizeof *pci);
-    pci->bus = 0x3a + (unsigned int)dev->index;
+    pci->bus = bus0(0x3a) + (unsigned int)dev->index;
     snprintf(pci->sbdf, sizeof pci->sbdf, "00000000:%02x:00.0", pci->bus);
     pci->pciMaxSpeed = 16.0f;
     pci->rsvd[5] = -1;

@@ -17,6 +17,7 @@
 //   FAKE_DCMI_CHIP_NAMES      comma-separated chip_name per NPU (default "910B3")
 //   FAKE_DCMI_HBM_RESULT      dcmi_get_device_hbm_info's return code (-8255:
 //                             a chip without HBM); HBM is 65536 MB, 1024 used
+//   FAKE_DCMI_HBM_MB          the HBM's size in MB instead
 //   FAKE_DCMI_DDR_RESULT      dcmi_get_device_memory_info_v3's; DDR is 24576 MB,
 //                             20480 available
 //   FAKE_DCMI_DRIVER          driver version (default "24.1.rc2")
@@ -193,7 +194,7 @@ EXPORT int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_
     int r = (int)envlong("FAKE_DCMI_HBM_RESULT", 0);
     if (r) return r;
     memset(hbm_info, 0, sizeof *hbm_info);
-    hbm_info->memory_size = 65536;
+    hbm_info->memory_size = (unsigned long long)envlong("FAKE_DCMI_HBM_MB", 65536);
     hbm_info->memory_usage = 1024;
     hbm_info->freq = 1600;
     hbm_info->temp = 40;
