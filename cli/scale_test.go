@@ -17,9 +17,9 @@ import (
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 	"github.com/flagos-ai/flagshim/probe"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
 // The scale of list and query in the presence tier (docs/benchmarks.md):

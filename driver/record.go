@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/tier/presence"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // WithVendorNames gives the backend what the FlagOS projects call every
