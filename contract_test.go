@@ -67,6 +67,14 @@ var (
 	_                                                                                        = device.HIP
 )
 
+// The wave 4 contract: one record per device, in every tier (issue 35).
+var (
+	_ func(device.Identifier, int) (device.Record, error) = device.Identifier.Record
+	_ func(device.Identifier) []device.Record             = device.Identifier.Unusable
+	_                                                     = device.Record{Device: "", Type: "", VisibleIndex: 0, Index: 0, Vendor: "", VendorNames: device.VendorNames{FlagOS: "", FlagGems: "", FlagCX: "", FlagTree: ""}, Name: "", UUID: "", PCIBusID: "", TotalMemory: 0, Major: 0, Minor: 0, MultiProcessors: 0, NUMANode: 0, DriverVersion: "", Parent: "", Tier: "", Usable: false, Reason: ""}
+	_ func(device.Backend) (device.Identifier, error)     = device.IdentifierOf
+)
+
 // The Backend interface has exactly the contract's methods (a type with only
 // these satisfies it).
 var _ device.Backend = contractBackend{}

@@ -257,3 +257,15 @@ func TestQueryExactTier(t *testing.T) {
 	assert.Empty(t, r.Conflicts)
 	assert.Empty(t, l.Unusable)
 }
+
+// The isolated tier: the exact answer from a child process, the same rows.
+func TestQueryIsolatedTier(t *testing.T) {
+	if !dltest.IsChild(t) {
+		dltest.MustChild(t, t.Name(), fakeGPUMachine(t)...)
+		return
+	}
+	code, out, errOut := runCLI("query", "--probe", "isolated", "--query-gpu="+smiFields+",tier,driver_api_version", "--format=csv,noheader")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "0, GPU-10111213-1415-1617-1819-1a1b1c1d1e1f, NVIDIA Fake H100, 00000000:18:00.0, 81920 MiB, 550.54.15, 9.0, isolated, 13.0\n"+
+		"1, GPU-20212223-2425-2627-2829-2a2b2c2d2e2f, NVIDIA Fake H100, 00000000:19:00.0, 81920 MiB, 550.54.15, 9.0, isolated, 13.0\n", out)
+}
