@@ -41,7 +41,7 @@ func init() {
 		fakeCase{name: "record_exact", setup: withOverride(nil, "FAKE_DEVICE_NAMES=Rec GPU 0,Rec GPU 1"), check: recordExact},
 		fakeCase{name: "record_tiers", skip: func(s *Suite) string {
 			if s.Presence == nil {
-				return fmt.Sprintf("the %s suite gives no Presence (a fake of its management library told the devices): exact and presence records are compared in its own package", s.typ())
+				return fmt.Sprintf("the %s suite gives no Presence (its presence tier on a fake told the driver fake's devices): its exact and presence records are not compared", s.typ())
 			}
 			return ""
 		}, setup: recordTiersSetup, check: recordTiers},

@@ -13,6 +13,10 @@ import (
 
 // suite runs the driver core's conformance cases against the fake
 // libamdhip64.so.6 (testdata/fake_libamdhip64.c), each in a child process.
+// suite gives no Presence: the exact tier formats hipDeviceGetUuid's 16
+// bytes as CUDA's, while KFD gives "GPU-<16 hex digits>", and which form
+// ROCm's bytes hold is not confirmed (docs/identity.md, "What is not
+// settled"), so the two tiers' records are not compared yet.
 var suite = &drivertest.Suite{Vendor: Vendor(), Fake: "hip", Version: [2]int{6, 2},
 	PCIBusID: "0000:%02x:00.0", FakeNames: map[int]string{1054: "hipErrorTbd"}}
 
