@@ -416,7 +416,7 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		assert.True(t, o.Live.Available)
 		assert.Equal(t, e.flagosDevs, o.Live.Devices)
 		assert.Equal(t, []string{alias.Writer}, o.RedirectBy)
-		assert.Contains(t, o.Alias.Reason, "Set FLAGOS_ALIAS_CUDA=0")
+		assert.Contains(t, o.Alias.Reason, "set FLAGOS_ALIAS_CUDA=0")
 	} else {
 		assert.Equal(t, "cuda:1", o.ParseCUDA1)
 		assert.Equal(t, "cuda:1", o.Resolve)
