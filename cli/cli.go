@@ -63,9 +63,12 @@ type session struct {
 	stdout *checkedWriter
 	stderr io.Writer
 	opts   []flagshim.Option
-	// probe is the top-level --probe (flagshim --probe TIER COMMAND); a
-	// command's own --probe beats it.
-	probe string
+	// The global flags (flags.go), given before the command or after it:
+	// --json, --probe TIER and -v. A command's own --probe or --json,
+	// after it, beats the one before it.
+	json    bool
+	probe   string
+	verbose bool
 	// probeTier is the tier --probe chose; "" when none did (FLAGOS_PROBE
 	// or the command's default).
 	probeTier tier.Tier
@@ -76,11 +79,14 @@ type session struct {
 }
 
 func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
+	// The CLI's answers are exact, but no driver is initialized in the CLI
+	// itself: a hanging or crashing driver cannot take it down.
+	s := &session{stdout: stdout, stderr: stderr,
+		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU(), flagshim.WithoutShutdown()}}
 	fs := flag.NewFlagSet("flagshim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	verbose := fs.Bool("v", false, "")
+	s.globalFlags(fs)
 	showVersion := fs.Bool("version", false, "")
-	probe := probeFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return printUsage(stdout, topUsage())
@@ -88,13 +94,13 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 		return usageError(stderr, nil, spelled(err.Error(), args))
 	}
 	args = fs.Args()
+	name := "info"
 	if *showVersion {
 		if len(args) > 0 {
 			return usageError(stderr, nil, fmt.Sprintf("--version takes no command, got %q", args))
 		}
-		return writeVersion(stdout)
+		name = "version"
 	}
-	name := "info"
 	if len(args) > 0 {
 		name, args = args[0], args[1:]
 	}
@@ -104,20 +110,6 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	}
 	if wantsHelp(args) {
 		return printUsage(stdout, c.usage())
-	}
-	if *probe != "" && !c.probes {
-		return usageError(stderr, nil, fmt.Sprintf("--probe applies to info, list, resolve and explain, not to %s", c.name))
-	}
-	// The CLI's answers are exact, but no driver is initialized in the CLI
-	// itself: a hanging or crashing driver cannot take it down.
-	s := &session{stdout: stdout, stderr: stderr, probe: *probe,
-		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU(), flagshim.WithoutShutdown()}}
-	if *verbose {
-		l, err := logging.New("info")
-		if err != nil {
-			return fail(stderr, err)
-		}
-		s.opts = append(s.opts, flagshim.WithLogger(l))
 	}
 	return c.run(s, c, args)
 }
@@ -154,6 +146,13 @@ func (s *session) showsEveryBackend() { s.opts = append(s.opts, flagshim.WithEve
 // checks itself and those only Init can check (FLAGOS_BACKEND's route, the
 // probe tier), each once.
 func (s *session) initialise() (rep *flagshim.Report, initErr, bad error) {
+	if s.verbose {
+		l, err := logging.New("info")
+		if err != nil {
+			return nil, nil, err
+		}
+		s.opts = append(s.opts, flagshim.WithLogger(l))
+	}
 	early := checkSettings(lookupEnv)
 	rep, err := initFlagshim(context.Background(), s.opts...)
 	b := badSettings(err)
@@ -188,14 +187,15 @@ func dedupe(errs []error) []error {
 	return out
 }
 
-// usageError prints msg and the usage (the command's, or the top one when c
-// is nil) to stderr and returns the usage exit status.
+// usageError prints msg, on one line, and where the usage is (the
+// command's, or the top one when c is nil) to stderr, and returns the usage
+// exit status: the usage itself is -h's, not repeated here.
 func usageError(stderr io.Writer, c *command, msg string) int {
-	u := topUsage()
+	help := "flagshim -h"
 	if c != nil {
-		u = c.usage()
+		help = "flagshim " + c.name + " -h"
 	}
-	fmt.Fprintf(stderr, "%s%s\n\n%s", prefix, strings.TrimPrefix(msg, prefix), u)
+	fmt.Fprintf(stderr, "%s%s\nrun '%s' for the usage\n", prefix, escape(strings.TrimPrefix(msg, prefix)), help)
 	return exitUsage
 }
 
