@@ -131,11 +131,15 @@ flags:
 		cdiCommand,
 		labelsCommand,
 		{
-			name: "version", args: "",
+			name: "version", args: "[--json]",
 			summary: "the versions of flagshim and Go, and the OS/architecture",
 			detail: `The version of flagshim (the release, and the module version the program
 was built with: "(devel)" when built from a checkout), the Go version and
 GOOS/GOARCH. It opens no library and runs no probe. --version is the same.
+
+flags:
+  --json   one JSON object instead: "schema_version", "version", "module",
+           "module_version", "commit", "modified", "go", "os", "arch" (docs/json.md)
 `,
 			run: runVersion,
 		},
@@ -186,25 +190,37 @@ then print nothing but the message.
 // topUsage is flagshim's usage.
 func topUsage() string {
 	var b strings.Builder
-	b.WriteString("usage: flagshim [-v] [--probe TIER] [command] [arguments]\n       flagshim --version\n\n")
+	b.WriteString("usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]\n       flagshim --version\n\n")
 	b.WriteString("Shows what flagshim found on this machine and why it decided what it did.\n\ncommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-26s %s\n", c.shortSynopsis(), c.summary)
 	}
 	b.WriteString(`
-flags:
-  --probe TIER               (info, list, resolve, explain; before the command or after
-                             it) where the vendor backends' answers come from:
-                             isolated (the default), presence or exact
-  --json                     (info, list, resolve, explain; after the command) one JSON
-                             object instead of text: docs/json.md
+global flags (before the command or after it: flagshim --json info is flagshim info --json):
+  --json                     one JSON object instead of text (` + jsonCommands() + `): docs/json.md
+  --probe TIER               (` + probingCommands() + `) where the vendor backends' answers
+                             come from: isolated (the default; list's is presence, see
+                             ` + "`flagshim list -h`" + `), presence or exact
   -v                         log at info level to stderr (FLAGOS_LOG sets the level otherwise)
+
   -h, --help                 this text; ` + "`flagshim help COMMAND`" + ` or ` + "`flagshim COMMAND -h`" + ` gives a command's own
   --version                  the same as ` + "`flagshim version`" + `
 
 `)
 	b.WriteString(exitNote)
 	return b.String()
+}
+
+// jsonCommands lists the commands that take --json: those whose usage
+// synopsis names it.
+func jsonCommands() string {
+	var names []string
+	for _, c := range commands {
+		if strings.Contains(c.args, "--json") {
+			names = append(names, c.name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // probeFlag adds --probe to fs; useProbe applies its value to s.
@@ -267,7 +283,11 @@ func runInfo(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	snap := s.collect(rep, true, nil, nil)
+	referAttempts := report.AttemptsPointer // the JSON's "attempts"
+	if !*asJSON {
+		referAttempts = func(of, from device.Type) string { return "see flagshim explain" }
+	}
+	snap := s.collect(rep, true, nil, referAttempts)
 	var err error
 	if *asJSON {
 		err = writeJSON(s.stdout, snap)
