@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagos-ai/flagshim/report"
 	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim"
@@ -155,36 +156,10 @@ func (s *session) initialise() (rep *flagshim.Report, initErr, bad error) {
 	}
 	early := checkSettings(lookupEnv)
 	rep, err := initFlagshim(context.Background(), s.opts...)
-	b := badSettings(err)
-	if early != nil {
-		b = append(badSettings(early), b...)
-	}
-	if len(b) > 0 {
-		for i, e := range b {
-			b[i] = settingError{e}
-		}
-		return nil, err, errors.Join(dedupe(b)...)
+	if bad := report.Settings(early, err); bad != nil {
+		return nil, err, bad
 	}
 	return rep, err, nil
-}
-
-// dedupe drops the errors whose message an earlier one already carries (the
-// CLI and Init both report a bad FLAGOS_ALIAS_CUDA).
-func dedupe(errs []error) []error {
-	var out []error
-	for _, e := range errs {
-		seen := false
-		for _, o := range out {
-			if strings.Contains(o.Error(), e.Error()) || strings.Contains(e.Error(), o.Error()) {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // usageError prints msg, on one line, and where the usage is (the

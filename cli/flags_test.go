@@ -55,7 +55,7 @@ func TestSettingMessage(t *testing.T) {
 		assert.Equal(t, want, settingMessage(in), in)
 	}
 	inner := fmt.Errorf("%w: %w", flagshim.ErrBadSetting, errors.New(`flagos: FLAGOS_BACKEND="nope"`))
-	e := settingError{fmt.Errorf("ecosystem/alias: %w", inner)}
+	e := settingError{Err: fmt.Errorf("ecosystem/alias: %w", inner)}
 	assert.ErrorIs(t, e, flagshim.ErrBadSetting)
 }
 

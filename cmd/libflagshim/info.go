@@ -26,7 +26,7 @@ func infoJSON() (string, failure) {
 		if err == nil {
 			err = errors.New("flagshim: Init gave no report")
 		}
-		setErr(err)
+		setInitErr(err)
 		return "", failInit
 	}
 	b, err := json.Marshal(report.Collect(rep, report.Options{FreeMemory: true, DefaultTier: tier.Presence, Host: Host}))
