@@ -90,9 +90,11 @@ const ReasonMax = 300
 const gistMax = 64
 
 // gist is " (WHY)": the first clause of a probe's reason ("cuda: libcuda
-// not found" of "cuda: libcuda not found; tried ..."), or "" where that
-// clause is empty or longer than gistMax bytes: then the probe itself says
-// why, and the reason stays one sentence of at most ReasonMax bytes.
+// not found" of "cuda: libcuda not found; tried ..."), cut where one error
+// wraps the next (": ") to fit gistMax bytes ("flagos: no backend to route
+// to: FLAGOS_BACKEND=auto" of "...: FLAGOS_BACKEND=auto: musa is not
+// available (...)"); "" where nothing fits: then the probe alone says why,
+// and the reason stays one sentence of at most ReasonMax bytes.
 func gist(r probe.Result) string {
 	s := r.Reason
 	for _, sep := range []string{"; ", " (", ". ", ", so ", "\n"} {
@@ -100,8 +102,15 @@ func gist(r probe.Result) string {
 			s = s[:i]
 		}
 	}
+	if len(s) > gistMax {
+		i := strings.LastIndex(s[:gistMax], ": ")
+		if i < 0 {
+			return ""
+		}
+		s = s[:i]
+	}
 	s = strings.TrimRight(strings.TrimSpace(s), ".;:,")
-	if s == "" || len(s) > gistMax || !utf8.ValidString(s) {
+	if s == "" || !utf8.ValidString(s) {
 		return ""
 	}
 	return " (" + s + ")"

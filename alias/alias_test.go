@@ -131,13 +131,15 @@ func TestDecideReasonIsOneShortSentence(t *testing.T) {
 		want         string
 	}{
 		{"no GPU at all", noGPUCUDA, noGPUFlagOS, "",
-			"no usable CUDA runtime (cuda: libcuda not found) and no flagos device, so cuda is left as it is."},
+			"no usable CUDA runtime (cuda: libcuda not found) and no flagos device (flagos: no backend to route to: FLAGOS_BACKEND=auto), so cuda is left as it is."},
 		{"no CUDA, flagos present", noGPUCUDA, flagos2, "",
 			"no usable CUDA runtime (cuda: libcuda not found), so cuda now means flagos (2 devices); set FLAGOS_ALIAS_CUDA=0 to keep cuda failing."},
 		{"no CUDA, alias off", noGPUCUDA, flagos2, " off ",
 			"no usable CUDA runtime (cuda: libcuda not found) and flagos has 2 devices, but FLAGOS_ALIAS_CUDA=off turns the alias off, so cuda keeps failing; unset it to let cuda mean flagos."},
 		{"an override naming a long path", overrideCUDA, noGPUFlagOS, "",
-			"no usable CUDA runtime and no flagos device, so cuda is left as it is."},
+			"no usable CUDA runtime (cuda: libcuda) and no flagos device (flagos: no backend to route to: FLAGOS_BACKEND=auto), so cuda is left as it is."},
+		{"a long reason without a break", probe.Result{Reason: strings.Repeat("x", 500)}, flagos0, "",
+			"no usable CUDA runtime and no flagos device (no vendor backend is available), so cuda is left as it is."},
 		{"a reason of several lines", oneLine, flagos0, "",
 			"no usable CUDA runtime (the fake says) and no flagos device (no vendor backend is available), so cuda is left as it is."},
 		{"CUDA present", realCUDA, noGPUFlagOS, "", "a CUDA runtime is present (8 devices), so cuda keeps meaning cuda."},

@@ -285,7 +285,8 @@ func runInfo(s *session, c *command, args []string) int {
 	}
 	referAttempts := report.AttemptsPointer // the JSON's "attempts"
 	if !*asJSON {
-		referAttempts = func(of, from device.Type) string { return "see flagshim explain" }
+		// The text shows no attempts: each reason keeps its own.
+		referAttempts = func(of, from device.Type) string { return "" }
 	}
 	snap := s.collect(rep, true, nil, referAttempts)
 	var err error

@@ -266,7 +266,7 @@ func TestInfoJSONSize(t *testing.T) {
 			code, out, errOut := runCLI("info", "--json")
 			require.Equal(t, exitOK, code, errOut)
 			s := checkSmall(t, out)
-			assert.Regexp(t, `^no usable CUDA runtime( \((cuda: [^()]*)\))? and no flagos device, so cuda is left as it is\.$`, s.Alias.Reason)
+			assert.Regexp(t, `^no usable CUDA runtime( \(cuda: [^()]*\))? and no flagos device( \(flagos: [^()]*\))?, so cuda is left as it is\.$`, s.Alias.Reason)
 			assert.Empty(t, s.Probes, "every probe answers as its backend")
 			want := "no accelerator found; cuda means cuda; isolated tier, the default of the flagshim command"
 			if tier != "" {
@@ -301,7 +301,7 @@ func TestJSONSaysEachFactOnceWithAlias(t *testing.T) {
 		require.Equal(t, exitOK, code, errOut)
 		s := checkSmall(t, out)
 		assert.True(t, s.Alias.Active)
-		assert.Equal(t, "no usable CUDA runtime, so cuda now means flagos (2 devices); set FLAGOS_ALIAS_CUDA=0 to keep cuda failing.", s.Alias.Reason)
+		assert.Equal(t, `no usable CUDA runtime (cuda: libcuda: FLAGOS_LIBCUDA_PATH="/nonexistent/libcuda.so.1"), so cuda now means flagos (2 devices); set FLAGOS_ALIAS_CUDA=0 to keep cuda failing.`, s.Alias.Reason)
 		assert.Equal(t, "musa: 2 devices (Fake GPU 0, Fake GPU 1); cuda means flagos (routes to musa); isolated tier, the default of the flagshim command", s.Verdict)
 		for _, be := range s.Backends {
 			if be.Type == "flagos" {

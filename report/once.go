@@ -85,7 +85,9 @@ func AttemptsPointer(of, from device.Type) string {
 // lists every candidate and why) says refer(t, t) in its place, and an
 // attempt that failed exactly as one of an earlier backend's did (every
 // library missing from the same loader search) says refer(earlier, t).
-// Errors of ReferMin runes or fewer stay where they are.
+// Errors of ReferMin runes or fewer stay where they are, and so does a text
+// for which refer returns "" (a text output that shows no attempts keeps
+// the error in the reason).
 //
 // Collect calls it after ReferOnce; refer nil is AttemptsPointer.
 func (s *Info) ReferAttemptsOnce(refer func(of, from device.Type) string) {
@@ -106,7 +108,9 @@ func (s *Info) ReferAttemptsOnce(refer func(of, from device.Type) string) {
 			}
 			own = append(own, a.Error)
 			if of, ok := given[a.Error]; ok && of != be.Type {
-				attempts[j].Error = refer(of, be.Type)
+				if p := refer(of, be.Type); p != "" {
+					attempts[j].Error = p
+				}
 			} else {
 				given[a.Error] = be.Type
 			}
@@ -114,8 +118,10 @@ func (s *Info) ReferAttemptsOnce(refer func(of, from device.Type) string) {
 		be.Attempts = attempts
 		slices.SortStableFunc(own, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 		pairs := make([]string, 0, 2*len(own))
-		for _, e := range own {
-			pairs = append(pairs, e, refer(be.Type, be.Type))
+		if p := refer(be.Type, be.Type); p != "" {
+			for _, e := range own {
+				pairs = append(pairs, e, p)
+			}
 		}
 		if len(pairs) > 0 {
 			be.Reason = strings.NewReplacer(pairs...).Replace(be.Reason)

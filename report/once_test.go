@@ -48,6 +48,9 @@ func TestReferAttemptsOnce(t *testing.T) {
 	assert.Equal(t, miss, attempts[0].Error, "the caller's slice is not written to")
 
 	s = Info{Backends: []Backend{{Type: device.CUDA, Reason: cuda, Attempts: attempts}}}
+	s.ReferAttemptsOnce(func(of, from device.Type) string { return "" })
+	assert.Equal(t, cuda, s.Backends[0].Reason, `"": the reason keeps the error`)
+	s = Info{Backends: []Backend{{Type: device.CUDA, Reason: cuda, Attempts: attempts}}}
 	s.ReferAttemptsOnce(func(of, from device.Type) string { return "see " + string(of) + "/" + string(from) })
 	assert.Equal(t, "cuda: libcuda not found; tried libcuda.so.1, libcuda.so (see cuda/cuda). Install the driver", s.Backends[0].Reason)
 }
