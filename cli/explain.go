@@ -146,7 +146,7 @@ func chosenBy(s report.Info) string {
 	case "--probe":
 		return "--probe " + string(s.Probe) + " chose it"
 	case "default":
-		return "it is the CLI's default (--probe or FLAGOS_PROBE chooses another)"
+		return "it is this command's default (--probe or FLAGOS_PROBE chooses another)"
 	}
 	for _, e := range s.Env {
 		if e.Name == s.ProbeSource && e.Set {

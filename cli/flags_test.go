@@ -126,7 +126,7 @@ func TestProbeByDefault(t *testing.T) {
 	}
 	code, out, errOut := runCLI("explain")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "answered by the isolated tier (each driver initialized in a child process; none here): it is the CLI's default (--probe or FLAGOS_PROBE chooses another).")
+	assert.Contains(t, out, "answered by the isolated tier (each driver initialized in a child process; none here): it is this command's default (--probe or FLAGOS_PROBE chooses another).")
 }
 
 // list --accelerators-only on a machine with accelerators: the vendor

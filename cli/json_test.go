@@ -17,6 +17,7 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
 )
@@ -136,21 +137,28 @@ func TestJSONOutputKeysAreDocumented(t *testing.T) {
 	assert.IsType(t, "", m["verdict"])
 }
 
-// flagshim.Variables is the one list of the variables; README.md's
-// environment table and docs/json.md carry each of them.
+// flagshim.Variables is the one list of the variables; docs/environment.md's
+// table and docs/json.md carry each of them.
 func TestEnvVarsAreDocumented(t *testing.T) {
 	EnvVars := envNames()
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/environment.md")
 	require.NoError(t, err)
-	_, env, ok := strings.Cut(string(readme), "\n## Environment\n")
-	require.True(t, ok, "README.md has an Environment section")
+	_, env, ok := strings.Cut(string(page), "\n## Environment\n")
+	require.True(t, ok, "docs/environment.md has an Environment section")
 	env, _, _ = strings.Cut(env, "\n## ")
 	doc, err := os.ReadFile("../docs/json.md")
 	require.NoError(t, err)
 	for _, v := range EnvVars {
-		assert.Contains(t, env, "`"+v+"`", "README.md's environment table lacks %s", v)
+		assert.Contains(t, env, "`"+v+"`", "docs/environment.md's table lacks %s", v)
 		assert.Contains(t, string(doc), "`"+v+"`", "docs/json.md lacks %s", v)
 	}
+	// FLAGOS_BACKEND's row gives auto's order: the registry's.
+	var order []string
+	for _, typ := range drivers.AutoOrder() {
+		order = append(order, string(typ))
+	}
+	assert.Contains(t, env, "`auto` (default: the first available of "+strings.Join(order, ", ")+")",
+		"docs/environment.md's FLAGOS_BACKEND row gives auto's order as the vendor registry does")
 	assert.Len(t, EnvVars, len(slices.Compact(slices.Sorted(slices.Values(EnvVars)))), "a variable is listed twice")
 	code, out, _ := runCLI("info", "--json")
 	require.Equal(t, exitOK, code)
