@@ -40,7 +40,7 @@ the original answer), and the phases of Init with their durations.
 
 flags:
   --json   one JSON object instead; its first key is "schema_version" (now
-           ` + fmt.Sprint(report.SchemaVersion) + `) and keys are only ever added: docs/json.md documents every field
+           ` + fmt.Sprint(report.SchemaVersion) + `); within a version keys are only ever added: docs/json.md
   -L       one line per device, as ` + "`flagshim list`" + `
 ` + probeHelp + `
 After the report, info exits 1 when a step of Init failed (a plugin that

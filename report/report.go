@@ -23,8 +23,8 @@ const SchemaVersion = 2
 // after Init: what the CLI renders (info, list, explain), what the C
 // library's flagshim_info_json marshals and what Python's flagshim.info()
 // returns. Its JSON form is the output of `flagshim info --json`; keys are
-// only ever added, and each one is documented in docs/json.md (a test
-// checks both ways).
+// only ever added within a schema_version, and each one is documented in
+// docs/json.md (a test checks both ways).
 type Info struct {
 	SchemaVersion int `json:"schema_version"`
 	// Verdict is the answer in one line: the accelerators found (or "no
