@@ -25,7 +25,7 @@ Print what flagshim decided in this process, as one JSON object:
   cuda          what serves cuda: {"vendor", "available", "device_count"}
   info          everything flagshim found (`flagshim info --json`, docs/json.md); left out by --brief
 Settings are read from the environment (FLAGOS_ALIAS_CUDA, FLAGOS_BACKEND, FLAGOS_PROBE, ...:
-see README.md); FLAGSHIM_LIBRARY names the library to load."""
+see docs/environment.md); FLAGSHIM_LIBRARY names the library to load."""
 
 EPILOG = "Exit status: 0; 1 on a flagshim error (a bad setting, a bad device string), with the message on stderr; 2 on bad usage."
 
