@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the walkthroughs (README.md, docs/walkthroughs.md) on any Linux
-# machine with Go and a C
-# compiler: builds the fake vendor library the tests use (a MUSA driver, a
+# machine with Go and a C compiler: builds the fake vendor library the tests use (a MUSA driver, a
 # HIP runtime, a Cambricon CNDrv, Ascend's AscendCL, a MetaX MACA runtime, an
 # Enflame TOPS runtime or a Kunlunxin XRE runtime, each with two devices that
 # call themselves "Fake GPU 0" and "Fake GPU 1" where the API names its
