@@ -17,9 +17,9 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // jsonPaths lists the keys of t's JSON form as docs/json.md names them:
@@ -154,7 +154,7 @@ func TestEnvVarsAreDocumented(t *testing.T) {
 	}
 	// FLAGOS_BACKEND's row gives auto's order: the registry's.
 	var order []string
-	for _, typ := range drivers.AutoOrder() {
+	for _, typ := range vendors.AutoOrder() {
 		order = append(order, string(typ))
 	}
 	assert.Contains(t, env, "`auto` (default: the first available of "+strings.Join(order, ", ")+")",

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // readmeMaxLines keeps README.md a page read in ten minutes: the rest is in
@@ -35,7 +35,7 @@ func TestREADME(t *testing.T) {
 		inTable = append(inTable, m[1])
 	}
 	var registered []string
-	for _, v := range drivers.Vendors() {
+	for _, v := range vendors.All() {
 		registered = append(registered, string(v.Type))
 	}
 	assert.ElementsMatch(t, registered, inTable, "README.md's vendor table names every registered vendor, and no other")
