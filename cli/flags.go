@@ -17,6 +17,11 @@ const (
 	flagVerbose = "v"     // log at info level to stderr
 )
 
+// addedUsage marks the global flags parseFlags adds to a command's flag
+// set, so that a second parse of the same set (parseInterleaved) tells them
+// from the command's own.
+const addedUsage = "a global flag, added by parseFlags"
+
 // globalFlags adds the global flags to fs, bound to the session: the top
 // level's flag set, before the command.
 func (s *session) globalFlags(fs *flag.FlagSet) {
@@ -38,21 +43,22 @@ func (s *session) globalFlags(fs *flag.FlagSet) {
 // probeFlags) with their flag set.
 func parseFlags(s *session, c *command, fs *flag.FlagSet, args []string) (rest []string, code int, ok bool) {
 	fs.SetOutput(io.Discard)
-	ownJSON, ownProbe := fs.Lookup(flagJSON) != nil, fs.Lookup(flagProbe) != nil
+	own := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Usage != addedUsage }
+	ownJSON, ownProbe := own(flagJSON), own(flagProbe)
 	if ownJSON {
 		_ = fs.Set(flagJSON, strconv.FormatBool(s.json))
-	} else {
-		fs.BoolVar(&s.json, flagJSON, s.json, "")
+	} else if fs.Lookup(flagJSON) == nil {
+		fs.BoolVar(&s.json, flagJSON, s.json, addedUsage)
 	}
 	if ownProbe {
 		if s.probe != "" {
 			_ = fs.Set(flagProbe, s.probe)
 		}
-	} else {
-		fs.StringVar(&s.probe, flagProbe, s.probe, "")
+	} else if fs.Lookup(flagProbe) == nil {
+		fs.StringVar(&s.probe, flagProbe, s.probe, addedUsage)
 	}
 	if fs.Lookup(flagVerbose) == nil {
-		fs.BoolVar(&s.verbose, flagVerbose, s.verbose, "")
+		fs.BoolVar(&s.verbose, flagVerbose, s.verbose, addedUsage)
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError(s.stderr, c, c.name+": "+spelled(err.Error(), args)), false

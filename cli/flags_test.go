@@ -100,7 +100,8 @@ func TestProbeBeforeTheCommand(t *testing.T) {
 	assert.Contains(t, errOut, `list: --probe "fast": want exact, presence or isolated`)
 	code, _, errOut = runCLI("--probe", "exact", "version")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "--probe applies to info, list, resolve and explain")
+	assert.Contains(t, errOut, "--probe applies to "+probingCommands()+", not to version")
+	assert.Contains(t, probingCommands(), "info, list, resolve, explain")
 }
 
 func TestProbeChosenByTheEnvironment(t *testing.T) {

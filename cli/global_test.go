@@ -16,6 +16,10 @@ import (
 // flags); a command not listed takes none.
 var argsFor = map[string][]string{"resolve": {"cpu:0"}}
 
+// subOf is the subcommand a command needs first (its flags come after
+// it: flagshim cdi generate --json).
+var subOf = map[string][]string{"cdi": {"generate"}}
+
 // globals are the global flags, each as it is given: before the command or
 // after it, it means the same.
 var globals = [][]string{{"--json"}, {"--probe", "presence"}, {"-probe=exact"}, {"-v"}, {"--json", "--probe", "presence"}}
@@ -41,8 +45,9 @@ func TestGlobalFlagsBeforeOrAfterTheCommand(t *testing.T) {
 	}
 	for _, c := range commands {
 		for _, g := range globals {
-			before := append(append(append([]string{}, g...), c.name), argsFor[c.name]...)
-			after := append(append([]string{c.name}, g...), argsFor[c.name]...)
+			cmd := append([]string{c.name}, subOf[c.name]...)
+			before := append(append(append([]string{}, g...), cmd...), argsFor[c.name]...)
+			after := append(append(append([]string{}, cmd...), g...), argsFor[c.name]...)
 			t.Run(strings.Join(after, " "), func(t *testing.T) {
 				t.Parallel()
 				code, out, errOut, raw := run(t, before)
