@@ -3,8 +3,9 @@
 //
 // Init runs flagshim's default plan once per process, in three phases:
 //
-//	drivers        register the vendor backends (cuda, musa, hip) and the
-//	               virtual flagos device, with their original availability probes
+//	drivers        register the backend of each vendor of the registry
+//	               (package drivers) and the virtual flagos device, with
+//	               their original availability probes
 //	vendor_compat  compatibility steps, which may redirect live probes
 //	ecosystem      install the cuda->flagos alias (package alias), then
 //	               ecosystem steps such as module hooks
@@ -21,8 +22,9 @@
 // for its DeviceCount (see Example_listDevices), or run `flagshim list`.
 //
 // Does cuda mean flagos here, and why? Init's Report.Alias says: Active,
-// and Reason, one sentence naming the probes' answers (no usable CUDA
-// runtime and a flagos device present, or why not). `flagshim explain`
+// and Reason, one sentence of at most 300 bytes (alias.ReasonMax) that
+// quotes the first clause of the probes' answers (no usable CUDA runtime and
+// a flagos device present, or why not); the probes keep their whole answers. `flagshim explain`
 // prints every fact behind it. FLAGOS_ALIAS_CUDA=0 keeps cuda failing.
 //
 // How is a driver asked? By the probe tier, FLAGOS_PROBE or WithProbe:

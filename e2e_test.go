@@ -306,6 +306,7 @@ type cliInfo struct {
 		Reason    string
 		Library   string
 		RoutesTo  string `json:"routes_to"`
+		Attempts  []report.Attempt
 	}
 	Probes []struct {
 		Name         string
@@ -324,11 +325,40 @@ type cliInfo struct {
 func (c cliInfo) expand(s string) string {
 	for range len(c.Backends) + 1 { // a backend's reason may point to another's
 		prev := s
-		for _, b := range c.Backends {
-			s = strings.ReplaceAll(s, report.Pointer(device.Type(b.Type)), b.Reason)
+		for i, b := range c.Backends {
+			s = strings.ReplaceAll(s, report.Pointer(device.Type(b.Type)), c.ownReason(i))
 		}
 		if s == prev {
 			break
+		}
+	}
+	return s
+}
+
+// reasonOf is backend i's reason with its pointers followed: the attempts'
+// errors it stands for, and other backends' reasons.
+func (c cliInfo) reasonOf(i int) string { return c.expand(c.ownReason(i)) }
+
+// ownReason is backend i's reason with the attempts' errors it stands for
+// ("see attempts": info --json gives each attempt's error once,
+// report.ReferAttemptsOnce) put back.
+func (c cliInfo) ownReason(i int) string {
+	b := c.Backends[i]
+	typ := device.Type(b.Type)
+	s := b.Reason
+	for _, a := range b.Attempts {
+		e := a.Error
+		for _, o := range c.Backends { // an error given whole by an earlier backend's attempts
+			if e == report.AttemptsPointer(device.Type(o.Type), typ) {
+				for _, oa := range o.Attempts {
+					if len([]rune(oa.Error)) > report.ReferMin {
+						e = oa.Error
+					}
+				}
+			}
+		}
+		if len([]rune(e)) > report.ReferMin {
+			s = strings.Replace(s, report.AttemptsPointer(typ, typ), e, 1)
 		}
 	}
 	return s
@@ -416,7 +446,7 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 		assert.True(t, o.Live.Available)
 		assert.Equal(t, e.flagosDevs, o.Live.Devices)
 		assert.Equal(t, []string{alias.Writer}, o.RedirectBy)
-		assert.Contains(t, o.Alias.Reason, "Set FLAGOS_ALIAS_CUDA=0")
+		assert.Contains(t, o.Alias.Reason, "set FLAGOS_ALIAS_CUDA=0")
 	} else {
 		assert.Equal(t, "cuda:1", o.ParseCUDA1)
 		assert.Equal(t, "cuda:1", o.Resolve)
@@ -451,13 +481,23 @@ func checkScenario(t *testing.T, m machine, e expectation, o observed) {
 	if m.cuda {
 		assert.Equal(t, fakes.cuda, cu.Library)
 	}
+	// The JSON lists a probe only where it says more than its backend: the
+	// cuda probe when the alias redirected it; otherwise the cuda backend's
+	// answer is the probe's.
+	listed := false
 	for _, p := range info.Probes {
 		if p.Name == "cuda" {
+			listed = true
 			p.Original.Reason, p.Live.Reason = info.expand(p.Original.Reason), info.expand(p.Live.Reason)
 			assert.Equal(t, o.Original, p.Original)
 			assert.Equal(t, o.Live, p.Live)
 			assert.Equal(t, len(o.RedirectBy), len(p.RedirectedBy))
 		}
+	}
+	assert.Equal(t, len(o.RedirectBy) > 0, listed, "the cuda probe is listed when redirected")
+	if !listed {
+		assert.Equal(t, o.Original, probe.Result{Available: cu.Available, Devices: cu.Devices, Reason: info.reasonOf(byType["cuda"])},
+			"the cuda backend gives the probe's answer")
 	}
 	var steps []string
 	for _, p := range info.Phases {

@@ -56,7 +56,7 @@ type Variable = driver.Var
 // Variables are every variable flagshim reads, in the order the CLI
 // reports them: flagshim's own, every registered vendor's library
 // overrides, the log level, then the visible-devices variables the vendor
-// runtimes apply. README.md's environment table carries each one (a test
+// runtimes apply. docs/environment.md's table carries each one (a test
 // checks).
 func Variables() []Variable {
 	vars := []Variable{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/probe"
@@ -25,7 +26,7 @@ var ErrBadEnv = errors.New("alias: invalid " + EnvVar)
 type Decision struct {
 	Active   bool
 	From, To device.Type
-	Reason   string // one sentence a user can act on
+	Reason   string // one sentence a user can act on, at most ReasonMax bytes
 	// Blocked: the alias would be active but FLAGOS_ALIAS_CUDA forbids it
 	// (no usable CUDA, flagos has devices, the variable says 0/off).
 	Blocked bool
@@ -59,35 +60,71 @@ func Decide(probes *probe.Registry, env string) (Decision, error) {
 	}
 	cuda := probes.Original(string(device.CUDA))
 	if cuda.Available && cuda.Devices > 0 {
-		d.Reason = fmt.Sprintf("a CUDA runtime is present (%s); cuda keeps meaning cuda.", describe(cuda))
+		d.Reason = fmt.Sprintf("a CUDA runtime is present (%s), so cuda keeps meaning cuda.", devices(cuda.Devices))
 		return d, nil
 	}
 	flagos := probes.Original(string(device.FlagOS))
 	if !flagos.Available || flagos.Devices < 1 {
-		d.Reason = fmt.Sprintf("no usable CUDA runtime (%s) and no flagos device (%s); cuda is left as it is.",
-			describe(cuda), describe(flagos))
+		d.Reason = fmt.Sprintf("no usable CUDA runtime%s and no flagos device%s, so cuda is left as it is.",
+			gist(cuda), gist(flagos))
 		return d, nil
 	}
 	if !allow {
 		d.Blocked = true
-		d.Reason = fmt.Sprintf("no usable CUDA runtime (%s) and flagos has %s, but %s=%s turns the alias off; cuda keeps failing. Unset it to let cuda mean flagos.",
-			describe(cuda), devices(flagos.Devices), EnvVar, strings.TrimSpace(env))
+		d.Reason = fmt.Sprintf("no usable CUDA runtime%s and flagos has %s, but %s=%s turns the alias off, so cuda keeps failing; unset it to let cuda mean flagos.",
+			gist(cuda), devices(flagos.Devices), EnvVar, clip(strings.TrimSpace(env), gistMax))
 		return d, nil
 	}
 	d.Active = true
-	d.Reason = fmt.Sprintf("no usable CUDA runtime (%s); cuda now means flagos (%s). Set %s=0 to keep cuda failing.",
-		describe(cuda), devices(flagos.Devices), EnvVar)
+	d.Reason = fmt.Sprintf("no usable CUDA runtime%s, so cuda now means flagos (%s); set %s=0 to keep cuda failing.",
+		gist(cuda), devices(flagos.Devices), EnvVar)
 	return d, nil
 }
 
-func describe(r probe.Result) string {
-	if r.Reason != "" {
-		return r.Reason
+// ReasonMax is the longest Decision.Reason, in bytes: one sentence, whatever
+// the machine. The probes' whole answers (every library tried, and why) stay
+// with the probes, where a report shows them.
+const ReasonMax = 300
+
+// gistMax is the longest part of a probe's answer a reason quotes.
+const gistMax = 64
+
+// gist is " (WHY)": the first clause of a probe's reason ("cuda: libcuda
+// not found" of "cuda: libcuda not found; tried ..."), cut where one error
+// wraps the next (": ") to fit gistMax bytes ("flagos: no backend to route
+// to: FLAGOS_BACKEND=auto" of "...: FLAGOS_BACKEND=auto: musa is not
+// available (...)"); "" where nothing fits: then the probe alone says why,
+// and the reason stays one sentence of at most ReasonMax bytes.
+func gist(r probe.Result) string {
+	s := r.Reason
+	for _, sep := range []string{"; ", " (", ". ", ", so ", "\n"} {
+		if i := strings.Index(s, sep); i >= 0 {
+			s = s[:i]
+		}
 	}
-	if r.Available {
-		return devices(r.Devices)
+	if len(s) > gistMax {
+		i := strings.LastIndex(s[:gistMax], ": ")
+		if i < 0 {
+			return ""
+		}
+		s = s[:i]
 	}
-	return "not available"
+	s = strings.TrimRight(strings.TrimSpace(s), ".;:,")
+	if s == "" || !utf8.ValidString(s) {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func devices(n int) string {

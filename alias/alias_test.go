@@ -56,7 +56,7 @@ func TestDecide(t *testing.T) {
 		reason       []string
 	}{
 		{"no libcuda, flagos present", noCUDA, flagos2, "", true,
-			[]string{"no usable CUDA runtime (libcuda.so.1: cannot open", "cuda now means flagos (2 devices)", "FLAGOS_ALIAS_CUDA=0"}},
+			[]string{"no usable CUDA runtime (libcuda.so.1: cannot open", "cuda now means flagos (2 devices)", "set FLAGOS_ALIAS_CUDA=0"}},
 		{"stub libcuda", stubCUDA, flagos2, "1", true, []string{"CUDA_ERROR_STUB_LIBRARY"}},
 		{"cuda with zero devices", zeroCUDA, flagos2, "yes", true, []string{"cuda now means flagos"}},
 		{"explicit on, odd case and spaces", noCUDA, flagos2, "  TRUE ", true, nil},
@@ -102,6 +102,76 @@ func TestDecideIgnoresLiveRedirects(t *testing.T) {
 			assert.Equal(t, before, after)
 		})
 	}
+}
+
+// The answers of a machine without any accelerator, as the exact tier gives
+// them (the library search of each vendor, every folder named): the alias's
+// reason quotes none of it whole, so it stays one sentence of at most
+// ReasonMax bytes, whatever the machine; the probes keep the details.
+var (
+	loaderMiss = "dl: library not found: not found in LD_LIBRARY_PATH (unset), /etc/ld.so.cache or the loader's default folders (/lib64, /usr/lib64, /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu, /lib, /usr/lib)"
+	noGPUCUDA  = probe.Result{Reason: "cuda: libcuda not found; tried libcuda.so.1, libcuda.so (" + loaderMiss +
+		"). Install the driver, add its folder to LD_LIBRARY_PATH, or set FLAGOS_LIBCUDA_PATH=/abs/path/to/libcuda.so.1"}
+	noGPUFlagOS = probe.Result{Reason: "flagos: no backend to route to: FLAGOS_BACKEND=auto: " + strings.Repeat(
+		"musa is not available (musa: libmusa not found; tried libmusa.so.1, libmusa.so ("+loaderMiss+"). Install the driver); ", 8) +
+		"set FLAGOS_BACKEND to a registered vendor backend to choose one"}
+	overrideCUDA = probe.Result{Reason: `cuda: libcuda: FLAGOS_LIBCUDA_PATH="/nonexistent/` + strings.Repeat("x/", 200) +
+		`libcuda.so.1": dl: cannot open library: stat: no such file or directory`}
+	oneLine = probe.Result{Reason: "the fake says\nno. Twice; and more"}
+)
+
+// sentences counts the sentences of s: its ". " and its final ".".
+func sentences(s string) int { return strings.Count(s, ". ") + strings.Count(s, ".\n") + 1 }
+
+func TestDecideReasonIsOneShortSentence(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		cuda, flagos probe.Result
+		env          string
+		want         string
+	}{
+		{"no GPU at all", noGPUCUDA, noGPUFlagOS, "",
+			"no usable CUDA runtime (cuda: libcuda not found) and no flagos device (flagos: no backend to route to: FLAGOS_BACKEND=auto), so cuda is left as it is."},
+		{"no CUDA, flagos present", noGPUCUDA, flagos2, "",
+			"no usable CUDA runtime (cuda: libcuda not found), so cuda now means flagos (2 devices); set FLAGOS_ALIAS_CUDA=0 to keep cuda failing."},
+		{"no CUDA, alias off", noGPUCUDA, flagos2, " off ",
+			"no usable CUDA runtime (cuda: libcuda not found) and flagos has 2 devices, but FLAGOS_ALIAS_CUDA=off turns the alias off, so cuda keeps failing; unset it to let cuda mean flagos."},
+		{"an override naming a long path", overrideCUDA, noGPUFlagOS, "",
+			"no usable CUDA runtime (cuda: libcuda) and no flagos device (flagos: no backend to route to: FLAGOS_BACKEND=auto), so cuda is left as it is."},
+		{"a long reason without a break", probe.Result{Reason: strings.Repeat("x", 500)}, flagos0, "",
+			"no usable CUDA runtime and no flagos device (no vendor backend is available), so cuda is left as it is."},
+		{"a reason of several lines", oneLine, flagos0, "",
+			"no usable CUDA runtime (the fake says) and no flagos device (no vendor backend is available), so cuda is left as it is."},
+		{"CUDA present", realCUDA, noGPUFlagOS, "", "a CUDA runtime is present (8 devices), so cuda keeps meaning cuda."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, p := registries(t, c.cuda, c.flagos)
+			d, err := Decide(p, c.env)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, d.Reason)
+			assert.LessOrEqual(t, len(d.Reason), ReasonMax, "at most %d bytes", ReasonMax)
+			assert.Equal(t, 1, sentences(d.Reason), "one sentence: %q", d.Reason)
+			assert.True(t, strings.HasSuffix(d.Reason, "."), "a sentence ends with a full stop")
+			assert.NotContains(t, d.Reason, "\n")
+		})
+	}
+}
+
+func FuzzDecideReason(f *testing.F) {
+	f.Add(noGPUCUDA.Reason, noGPUFlagOS.Reason, false, 0, "")
+	f.Add("x. y", "a (b; c", true, 3, "no")
+	f.Fuzz(func(t *testing.T, cudaWhy, flagosWhy string, cudaOK bool, flagosDevs int, env string) {
+		cuda := probe.Result{Available: cudaOK, Devices: 2, Reason: cudaWhy}
+		flagos := probe.Result{Available: flagosDevs > 0, Devices: flagosDevs, Reason: flagosWhy}
+		_, p := registries(t, cuda, flagos)
+		d, err := Decide(p, env)
+		if err != nil {
+			return // a bad FLAGOS_ALIAS_CUDA
+		}
+		if len(d.Reason) > ReasonMax || sentences(d.Reason) != 1 || strings.Contains(d.Reason, "\n") {
+			t.Fatalf("reason of %d bytes, %d sentence(s): %q", len(d.Reason), sentences(d.Reason), d.Reason)
+		}
+	})
 }
 
 func TestDecideBadEnv(t *testing.T) {

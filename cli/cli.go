@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagos-ai/flagshim/report"
 	"github.com/flagos-ai/flagshim/tier"
 
 	"github.com/flagos-ai/flagshim"
@@ -63,9 +64,12 @@ type session struct {
 	stdout *checkedWriter
 	stderr io.Writer
 	opts   []flagshim.Option
-	// probe is the top-level --probe (flagshim --probe TIER COMMAND); a
-	// command's own --probe beats it.
-	probe string
+	// The global flags (flags.go), given before the command or after it:
+	// --json, --probe TIER and -v. A command's own --probe or --json,
+	// after it, beats the one before it.
+	json    bool
+	probe   string
+	verbose bool
 	// probeTier is the tier --probe chose; "" when none did (FLAGOS_PROBE
 	// or the command's default).
 	probeTier tier.Tier
@@ -76,11 +80,14 @@ type session struct {
 }
 
 func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
+	// The CLI's answers are exact, but no driver is initialized in the CLI
+	// itself: a hanging or crashing driver cannot take it down.
+	s := &session{stdout: stdout, stderr: stderr,
+		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU(), flagshim.WithoutShutdown()}}
 	fs := flag.NewFlagSet("flagshim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	verbose := fs.Bool("v", false, "")
+	s.globalFlags(fs)
 	showVersion := fs.Bool("version", false, "")
-	probe := probeFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return printUsage(stdout, topUsage())
@@ -88,13 +95,13 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 		return usageError(stderr, nil, spelled(err.Error(), args))
 	}
 	args = fs.Args()
+	name := "info"
 	if *showVersion {
 		if len(args) > 0 {
 			return usageError(stderr, nil, fmt.Sprintf("--version takes no command, got %q", args))
 		}
-		return writeVersion(stdout)
+		name = "version"
 	}
-	name := "info"
 	if len(args) > 0 {
 		name, args = args[0], args[1:]
 	}
@@ -104,20 +111,6 @@ func run(args []string, stdout *checkedWriter, stderr io.Writer) int {
 	}
 	if wantsHelp(args) {
 		return printUsage(stdout, c.usage())
-	}
-	if *probe != "" && !c.probes {
-		return usageError(stderr, nil, fmt.Sprintf("--probe applies to info, list, query, resolve and explain, not to %s", c.name))
-	}
-	// The CLI's answers are exact, but no driver is initialized in the CLI
-	// itself: a hanging or crashing driver cannot take it down.
-	s := &session{stdout: stdout, stderr: stderr, probe: *probe,
-		opts: []flagshim.Option{flagshim.WithDefaultProbe(tier.Isolated), flagshim.WithOneCPU(), flagshim.WithoutShutdown()}}
-	if *verbose {
-		l, err := logging.New("info")
-		if err != nil {
-			return fail(stderr, err)
-		}
-		s.opts = append(s.opts, flagshim.WithLogger(l))
 	}
 	return c.run(s, c, args)
 }
@@ -154,48 +147,30 @@ func (s *session) showsEveryBackend() { s.opts = append(s.opts, flagshim.WithEve
 // checks itself and those only Init can check (FLAGOS_BACKEND's route, the
 // probe tier), each once.
 func (s *session) initialise() (rep *flagshim.Report, initErr, bad error) {
+	if s.verbose {
+		l, err := logging.New("info")
+		if err != nil {
+			return nil, nil, err
+		}
+		s.opts = append(s.opts, flagshim.WithLogger(l))
+	}
 	early := checkSettings(lookupEnv)
 	rep, err := initFlagshim(context.Background(), s.opts...)
-	b := badSettings(err)
-	if early != nil {
-		b = append(badSettings(early), b...)
-	}
-	if len(b) > 0 {
-		for i, e := range b {
-			b[i] = settingError{e}
-		}
-		return nil, err, errors.Join(dedupe(b)...)
+	if bad := report.Settings(early, err); bad != nil {
+		return nil, err, bad
 	}
 	return rep, err, nil
 }
 
-// dedupe drops the errors whose message an earlier one already carries (the
-// CLI and Init both report a bad FLAGOS_ALIAS_CUDA).
-func dedupe(errs []error) []error {
-	var out []error
-	for _, e := range errs {
-		seen := false
-		for _, o := range out {
-			if strings.Contains(o.Error(), e.Error()) || strings.Contains(e.Error(), o.Error()) {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// usageError prints msg and the usage (the command's, or the top one when c
-// is nil) to stderr and returns the usage exit status.
+// usageError prints msg, on one line, and where the usage is (the
+// command's, or the top one when c is nil) to stderr, and returns the usage
+// exit status: the usage itself is -h's, not repeated here.
 func usageError(stderr io.Writer, c *command, msg string) int {
-	u := topUsage()
+	help := "flagshim -h"
 	if c != nil {
-		u = c.usage()
+		help = "flagshim " + c.name + " -h"
 	}
-	fmt.Fprintf(stderr, "%s%s\n\n%s", prefix, strings.TrimPrefix(msg, prefix), u)
+	fmt.Fprintf(stderr, "%s%s\nrun '%s' for the usage\n", prefix, escape(strings.TrimPrefix(msg, prefix)), help)
 	return exitUsage
 }
 

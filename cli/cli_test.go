@@ -54,11 +54,11 @@ func TestHelpForms(t *testing.T) {
 		args []string
 		want string // the usage's first line
 	}{
-		{[]string{"-h"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"-help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"--help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"-v", "--help"}, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
+		{[]string{"-h"}, "usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]"},
+		{[]string{"-help"}, "usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]"},
+		{[]string{"--help"}, "usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]"},
+		{[]string{"help"}, "usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]"},
+		{[]string{"-v", "--help"}, "usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]"},
 		{[]string{"help", "info"}, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
 		{[]string{"info", "-h"}, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
 		{[]string{"info", "--json", "--help"}, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
@@ -67,7 +67,7 @@ func TestHelpForms(t *testing.T) {
 		{[]string{"help", "resolve"}, "usage: flagshim [-v] resolve [--json] [--probe TIER] DEVICE..."},
 		{[]string{"list", "-h"}, "usage: flagshim [-v] list [--accelerators-only] [--json] [--probe TIER]"},
 		{[]string{"explain", "--help"}, "usage: flagshim [-v] explain [--json] [--probe TIER]"},
-		{[]string{"version", "-h"}, "usage: flagshim [-v] version"},
+		{[]string{"version", "-h"}, "usage: flagshim [-v] version [--json]"},
 		{[]string{"help", "help"}, "usage: flagshim [-v] help [COMMAND]"},
 	}
 	for _, tt := range tests {
@@ -93,34 +93,40 @@ func TestEveryCommandIsListed(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
-		args      []string
-		msg       string
-		usageLine string
+		args []string
+		msg  string
+		cmd  string // the command whose usage the error points to; "" the top one
 	}{
-		{[]string{"bogus"}, `flagshim: unknown command "bogus"`, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"-nosuchflag"}, "flagshim: flag provided but not defined: -nosuchflag", "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"info", "--yaml"}, "flagshim: info: flag provided but not defined: --yaml", "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"info", "extra"}, `flagshim: info takes no arguments, got ["extra"]`, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"info", "-L", "--json"}, "flagshim: info: -L and --json cannot be combined", "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"resolve"}, "flagshim: resolve needs at least one device string, e.g. flagshim resolve cuda:0", "usage: flagshim [-v] resolve [--json] [--probe TIER] DEVICE..."},
-		{[]string{"list", "x"}, `flagshim: list takes no arguments, got ["x"]`, "usage: flagshim [-v] list [--accelerators-only] [--json] [--probe TIER]"},
-		{[]string{"explain", "x"}, `flagshim: explain takes no arguments, got ["x"]`, "usage: flagshim [-v] explain [--json] [--probe TIER]"},
-		{[]string{"info", "--probe", "fast"}, `flagshim: info: --probe "fast": want exact, presence or isolated`, "usage: flagshim [-v] info [--json | -L] [--probe TIER]"},
-		{[]string{"list", "--probe"}, "flagshim: list: flag needs an argument: --probe", "usage: flagshim [-v] list [--accelerators-only] [--json] [--probe TIER]"},
-		{[]string{"version", "x"}, `flagshim: version takes no arguments, got ["x"]`, "usage: flagshim [-v] version"},
-		{[]string{"--version", "info"}, `flagshim: --version takes no command, got ["info"]`, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"help", "bogus"}, `flagshim: help: unknown command "bogus"`, "usage: flagshim [-v] [--probe TIER] [command] [arguments]"},
-		{[]string{"help", "a", "b"}, `flagshim: help takes at most one command, got ["a" "b"]`, "usage: flagshim [-v] help [COMMAND]"},
+		{[]string{"bogus"}, `flagshim: unknown command "bogus"`, ""},
+		{[]string{"-nosuchflag"}, "flagshim: flag provided but not defined: -nosuchflag", ""},
+		{[]string{"info", "--yaml"}, "flagshim: info: flag provided but not defined: --yaml", "info"},
+		{[]string{"info", "extra"}, `flagshim: info takes no arguments, got ["extra"]`, "info"},
+		{[]string{"info", "-L", "--json"}, "flagshim: info: -L and --json cannot be combined", "info"},
+		{[]string{"resolve"}, "flagshim: resolve needs at least one device string, e.g. flagshim resolve cuda:0", "resolve"},
+		{[]string{"list", "x"}, `flagshim: list takes no arguments, got ["x"]`, "list"},
+		{[]string{"explain", "x"}, `flagshim: explain takes no arguments, got ["x"]`, "explain"},
+		{[]string{"info", "--probe", "fast"}, `flagshim: info: --probe "fast": want exact, presence or isolated`, "info"},
+		{[]string{"list", "--probe"}, "flagshim: list: flag needs an argument: --probe", "list"},
+		{[]string{"version", "x"}, `flagshim: version takes no arguments, got ["x"]`, "version"},
+		{[]string{"--version", "info"}, `flagshim: --version takes no command, got ["info"]`, ""},
+		{[]string{"help", "bogus"}, `flagshim: help: unknown command "bogus"`, ""},
+		{[]string{"help", "a", "b"}, `flagshim: help takes at most one command, got ["a" "b"]`, "help"},
+		{[]string{"--probe", "exact", "version"}, "flagshim: --probe applies to "+probingCommands()+", not to version", "version"},
+		{[]string{"version", "--probe", "exact"}, "flagshim: --probe applies to "+probingCommands()+", not to version", "version"},
+		{[]string{"--json", "help"}, "flagshim: help has no JSON output (--json)", "help"},
+		{[]string{"help", "--json", "list"}, "flagshim: help has no JSON output (--json)", "help"},
+		{[]string{"list", "--probe", "fast\x1b[2J"}, `flagshim: list: --probe "fast\x1b[2J": want exact, presence or isolated`, "list"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, out, errOut := runCLI(tt.args...)
 			assert.Equal(t, exitUsage, code)
 			assert.Empty(t, out, "usage errors print nothing on stdout")
-			lines := strings.Split(errOut, "\n")
-			require.GreaterOrEqual(t, len(lines), 3)
-			assert.Equal(t, tt.msg, lines[0])
-			assert.Equal(t, tt.usageLine, lines[2])
+			help := "flagshim -h"
+			if tt.cmd != "" {
+				help = "flagshim " + tt.cmd + " -h"
+			}
+			assert.Equal(t, tt.msg+"\nrun '"+help+"' for the usage\n", errOut, "one line, and where the usage is")
 		})
 	}
 }

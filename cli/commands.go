@@ -40,7 +40,7 @@ the original answer), and the phases of Init with their durations.
 
 flags:
   --json   one JSON object instead; its first key is "schema_version" (now
-           ` + fmt.Sprint(report.SchemaVersion) + `) and keys are only ever added: docs/json.md documents every field
+           ` + fmt.Sprint(report.SchemaVersion) + `); within a version keys are only ever added: docs/json.md
   -L       one line per device, as ` + "`flagshim list`" + `
 ` + probeHelp + `
 After the report, info exits 1 when a step of Init failed (a plugin that
@@ -149,11 +149,15 @@ flags:
 		cdiCommand,
 		labelsCommand,
 		{
-			name: "version", args: "",
+			name: "version", args: "[--json]",
 			summary: "the versions of flagshim and Go, and the OS/architecture",
 			detail: `The version of flagshim (the release, and the module version the program
 was built with: "(devel)" when built from a checkout), the Go version and
 GOOS/GOARCH. It opens no library and runs no probe. --version is the same.
+
+flags:
+  --json   one JSON object instead: "schema_version", "version", "module",
+           "module_version", "commit", "modified", "go", "os", "arch" (docs/json.md)
 `,
 			run: runVersion,
 		},
@@ -205,19 +209,19 @@ then print nothing but the message.
 // topUsage is flagshim's usage.
 func topUsage() string {
 	var b strings.Builder
-	b.WriteString("usage: flagshim [-v] [--probe TIER] [command] [arguments]\n       flagshim --version\n\n")
+	b.WriteString("usage: flagshim [-v] [--json] [--probe TIER] [command] [arguments]\n       flagshim --version\n\n")
 	b.WriteString("Shows what flagshim found on this machine and why it decided what it did.\n\ncommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-26s %s\n", c.shortSynopsis(), c.summary)
 	}
 	b.WriteString(`
-flags:
-  --probe TIER               (info, list, query, resolve, explain; before the command or after
-                             it) where the vendor backends' answers come from:
-                             isolated (the default), presence or exact
-  --json                     (info, list, resolve, explain; after the command) one JSON
-                             object instead of text: docs/json.md
+global flags (before the command or after it: flagshim --json info is flagshim info --json):
+  --json                     one JSON object instead of text (` + jsonCommands() + `): docs/json.md
+  --probe TIER               (` + probingCommands() + `) where the vendor backends' answers
+                             come from: isolated (the default; list's is presence, see
+                             ` + "`flagshim list -h`" + `), presence or exact
   -v                         log at info level to stderr (FLAGOS_LOG sets the level otherwise)
+
   -h, --help                 this text; ` + "`flagshim help COMMAND`" + ` or ` + "`flagshim COMMAND -h`" + ` gives a command's own
   --version                  the same as ` + "`flagshim version`" + `
 
@@ -226,21 +230,31 @@ flags:
 	return b.String()
 }
 
-// probeFlag adds --probe to fs; useProbe applies its value to s.
-func probeFlag(fs *flag.FlagSet) *string { return fs.String("probe", "", "") }
-
-// useProbe makes tier (when set) the probe tier of the session's Init,
-// whatever FLAGOS_PROBE says; a bad tier is a usage error of the command.
-func useProbe(s *session, c *command, name string) (code int, ok bool) {
-	if name == "" {
-		name = s.probe // flagshim --probe TIER COMMAND
+// jsonCommands lists the commands that take --json: those whose usage
+// synopsis names it.
+func jsonCommands() string {
+	var names []string
+	for _, c := range commands {
+		if strings.Contains(c.args, "--json") {
+			names = append(names, c.name)
+		}
 	}
-	if name == "" {
+	return strings.Join(names, ", ")
+}
+
+// probeFlag adds --probe to fs; useProbe applies its value to s.
+func probeFlag(fs *flag.FlagSet) *string { return fs.String(flagProbe, "", "") }
+
+// useProbe makes the tier --probe gave (before the command or after it),
+// when set, the probe tier of the session's Init, whatever FLAGOS_PROBE
+// says; a bad tier is a usage error of the command.
+func useProbe(s *session, c *command) (code int, ok bool) {
+	if s.probe == "" {
 		return exitOK, true
 	}
-	t, err := tier.Parse(name, "")
+	t, err := tier.Parse(s.probe, "")
 	if err != nil {
-		return usageError(s.stderr, c, fmt.Sprintf("%s: --probe %q: want exact, presence or isolated", c.name, name)), false
+		return usageError(s.stderr, c, fmt.Sprintf("%s: --probe %q: want exact, presence or isolated", c.name, s.probe)), false
 	}
 	s.opts = append(s.opts, flagshim.WithProbe(t))
 	s.probeTier = t
@@ -266,15 +280,11 @@ func runInfo(s *session, c *command, args []string) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
 	asList := fs.Bool("L", false, "")
-	tier := probeFlag(fs)
-	args, code, ok := parseFlags(s, c, fs, args)
+	args, code, ok := probeFlags(s, c, fs, args)
 	if !ok {
 		return code
 	}
 	if code, ok := noArgs(s, c, args); !ok {
-		return code
-	}
-	if code, ok := useProbe(s, c, *tier); !ok {
 		return code
 	}
 	if *asJSON && *asList {
@@ -292,7 +302,12 @@ func runInfo(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	snap := s.collect(rep, true, nil)
+	referAttempts := report.AttemptsPointer // the JSON's "attempts"
+	if !*asJSON {
+		// The text shows no attempts: each reason keeps its own.
+		referAttempts = func(of, from device.Type) string { return "" }
+	}
+	snap := s.collect(rep, true, nil, referAttempts)
 	var err error
 	if *asJSON {
 		err = writeJSON(s.stdout, snap)
@@ -302,33 +317,15 @@ func runInfo(s *session, c *command, args []string) int {
 	return s.done(err, initErr)
 }
 
-// collect is report.Collect with what only the CLI knows: who chose the
-// probe tier.
-func (s *session) collect(rep *flagshim.Report, freeMemory bool, refer func(device.Type) string) report.Info {
-	snap := report.Collect(rep, report.Options{FreeMemory: freeMemory, LookupEnv: lookupEnv, Refer: refer})
-	snap.ProbeSource = s.probeSource(snap.Probe)
-	return snap
-}
-
-// probeSource says who chose the tier that answered (got): "--probe" (the
-// flag, before the command or after it), "FLAGOS_PROBE", or "default" (the
-// CLI's: isolated); "" when got is not the tier this command asked for
-// (Init runs once per process: a program that called it before Run chose).
-func (s *session) probeSource(got tier.Tier) string {
-	want, src := tier.Isolated, "default"
-	if s.defaultTier != "" {
-		want = s.defaultTier
+// collect is report.Collect with what only the CLI knows: the tier --probe
+// chose, the command's default tier, and that the host is this command.
+func (s *session) collect(rep *flagshim.Report, freeMemory bool, refer func(device.Type) string, referAttempts func(of, from device.Type) string) report.Info {
+	def := s.defaultTier
+	if def == "" {
+		def = tier.Isolated
 	}
-	if s.probeTier != "" {
-		want, src = s.probeTier, "--probe"
-	} else if v, _ := lookupEnv(flagshim.EnvProbe); strings.TrimSpace(v) != "" {
-		want, _ = tier.Parse(v, tier.Isolated)
-		src = flagshim.EnvProbe
-	}
-	if got != want {
-		return ""
-	}
-	return src
+	return report.Collect(rep, report.Options{FreeMemory: freeMemory, LookupEnv: lookupEnv, Refer: refer, ReferAttempts: referAttempts,
+		ChosenTier: s.probeTier, DefaultTier: def, Host: "the flagshim command"})
 }
 
 func runExplain(s *session, c *command, args []string) int {
@@ -350,9 +347,9 @@ func runExplain(s *session, c *command, args []string) int {
 		return fail(s.stderr, initErr)
 	}
 	if *asJSON {
-		return s.done(writeJSON(s.stdout, s.collect(rep, false, nil)), initErr)
+		return s.done(writeJSON(s.stdout, s.collect(rep, false, nil, nil)), initErr)
 	}
-	return s.done(writeExplain(s.stdout, escapeInfo(s.collect(rep, false, pointer))), initErr)
+	return s.done(writeExplain(s.stdout, escapeInfo(s.collect(rep, false, pointer, attemptsPointer))), initErr)
 }
 
 func runList(s *session, c *command, args []string) int {
@@ -430,22 +427,36 @@ func runResolve(s *session, c *command, args []string) int {
 // probeFlags parses the flags of a command whose flags are fs's and
 // --probe, and applies --probe.
 func probeFlags(s *session, c *command, fs *flag.FlagSet, args []string) (rest []string, code int, ok bool) {
-	tier := probeFlag(fs)
+	probeFlag(fs)
 	if rest, code, ok = parseFlags(s, c, fs, args); !ok {
 		return nil, code, false
 	}
-	code, ok = useProbe(s, c, *tier)
+	code, ok = useProbe(s, c)
 	return rest, code, ok
 }
 
 func runVersion(s *session, c *command, args []string) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	args, code, ok := parseFlags(s, c, fs, args)
+	if !ok {
+		return code
+	}
 	if code, ok := noArgs(s, c, args); !ok {
 		return code
+	}
+	if *asJSON {
+		_ = writeJSON(s.stdout, buildVersion()) // a failed write is reported by Run
+		return exitOK
 	}
 	return writeVersion(s.stdout)
 }
 
 func runHelp(s *session, c *command, args []string) int {
+	args, code, ok := parseFlags(s, c, flag.NewFlagSet(c.name, flag.ContinueOnError), args)
+	if !ok {
+		return code
+	}
 	switch len(args) {
 	case 0:
 		return printUsage(s.stdout, topUsage())

@@ -24,15 +24,20 @@
 // # Conventions
 //
 // The usage and help go to stdout with exit status 0 (-h, --help, help,
-// help COMMAND, COMMAND -h); a bad command or flag prints the usage to
-// stderr with status 2, the flag spelled as it was typed (--json, -L).
-// --probe TIER goes before the command or after it. `flagshim --version`
+// help COMMAND, COMMAND -h); a bad command or flag is one line on stderr,
+// the flag spelled as it was typed (--json, -L), then "run 'flagshim CMD
+// -h' for the usage", with status 2. The global flags --json, --probe TIER
+// and -v go before the command or after it, for every command: a command
+// gets them by parsing its flags with parseFlags (flags.go), and one that
+// has no use for one of them says so as a usage error. `flagshim --version`
 // and `flagshim version` print [Version], the module version Go recorded in
 // the binary (with the commit where the build recorded one), the Go version
 // and GOOS/GOARCH, and open nothing.
 //
-// info, list, resolve and explain print text, or one JSON object with
-// --json (docs/json.md). Text output escapes control characters, bidi and
+// info, list, resolve, explain and version print text, or one JSON object
+// with --json (docs/json.md). info's text starts with a one-line verdict:
+// the accelerators, what cuda means, the tier that answered and who chose
+// it (report.Verdict). Text output escapes control characters, bidi and
 // zero-width characters and invalid UTF-8 (Go escapes: "\n", "\x1b",
 // "\u202e") in whatever a driver or a user gave (device names, reasons,
 // errors), so one device is one line and nothing reaches the terminal as a
@@ -61,6 +66,7 @@
 //     absent or fails to load is no error at all: it is a fact, shown by
 //     info and explain ("not available" and why).
 //
-// The JSON of `info --json` starts with "schema_version" ([SchemaVersion]);
-// keys are only ever added. docs/json.md documents every field.
+// The JSON of `info --json` starts with "schema_version"
+// (report.SchemaVersion); within a version keys are only ever added.
+// docs/json.md documents every field.
 package cli

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
@@ -25,12 +26,12 @@ func writeExplain(w io.Writer, s report.Info) error {
 			continue
 		}
 		tried = true
-		fmt.Fprintf(&b, "  For %s, flagshim tried %d place(s):\n", be.Type, len(be.Attempts))
+		fmt.Fprintf(&b, "  For %s, flagshim tried %d place(s):\n", be.Type, report.Tried(be.Attempts))
 		for _, a := range be.Attempts {
 			if a.Error == "" {
-				fmt.Fprintf(&b, "    - %s: opened.\n", a.Path)
+				fmt.Fprintf(&b, "    - %s: opened.\n", strings.Join(a.Paths, ", "))
 			} else {
-				fmt.Fprintf(&b, "    - %s: %s.\n", a.Path, strings.TrimSuffix(a.Error, "."))
+				fmt.Fprintf(&b, "    - %s: %s.\n", strings.Join(a.Paths, ", "), strings.TrimSuffix(a.Error, "."))
 			}
 		}
 	}
@@ -68,6 +69,11 @@ func writeExplain(w io.Writer, s report.Info) error {
 				strings.Join(p.RedirectedBy, ", then "), answer(p.Live))
 		}
 	}
+	if len(s.Probes) == 0 {
+		b.WriteString("  Each probe answers as the backend of its name does; none was redirected.\n")
+	} else {
+		b.WriteString("  The other probes answer as the backends of their names do.\n")
+	}
 
 	b.WriteString("\nAlias:\n")
 	if s.Alias.Active {
@@ -76,23 +82,23 @@ func writeExplain(w io.Writer, s report.Info) error {
 		fmt.Fprintf(&b, "  %s keeps its own meaning: %s\n", s.Alias.From, s.Alias.Reason)
 	}
 	b.WriteString("  The decision read the original cuda and flagos probes only, never a redirected one.\n")
+	set := map[string]string{} // report.Info.Env lists the variables that are set
 	for _, e := range s.Env {
-		if e.Name == alias.EnvVar {
-			if e.Set {
-				fmt.Fprintf(&b, "  %s is set to %q.", e.Name, e.Value)
-			} else {
-				fmt.Fprintf(&b, "  %s is not set (or empty).", e.Name)
-			}
-			b.WriteString(" Set it to 0 to keep cuda failing where there is no CUDA; unset it to allow the alias.\n")
-		}
+		set[e.Name] = e.Value
 	}
+	if v, ok := set[alias.EnvVar]; ok {
+		fmt.Fprintf(&b, "  %s is set to %q.", alias.EnvVar, v)
+	} else {
+		fmt.Fprintf(&b, "  %s is not set (or empty).", alias.EnvVar)
+	}
+	b.WriteString(" Set it to 0 to keep cuda failing where there is no CUDA; unset it to allow the alias.\n")
 
 	b.WriteString("\nEnvironment:\n")
-	for _, e := range s.Env {
-		if e.Set {
-			fmt.Fprintf(&b, "  %s=%q\n", e.Name, e.Value)
+	for _, x := range flagshim.Variables() {
+		if v, ok := set[x.Name]; ok {
+			fmt.Fprintf(&b, "  %s=%q\n", x.Name, v)
 		} else {
-			fmt.Fprintf(&b, "  %s is not set (or empty)\n", e.Name)
+			fmt.Fprintf(&b, "  %s is not set (or empty)\n", x.Name)
 		}
 	}
 
@@ -140,7 +146,7 @@ func chosenBy(s report.Info) string {
 	case "--probe":
 		return "--probe " + string(s.Probe) + " chose it"
 	case "default":
-		return "it is the CLI's default (--probe or FLAGOS_PROBE chooses another)"
+		return "it is this command's default (--probe or FLAGOS_PROBE chooses another)"
 	}
 	for _, e := range s.Env {
 		if e.Name == s.ProbeSource && e.Set {
@@ -153,6 +159,16 @@ func chosenBy(s report.Info) string {
 // pointer is what explain says in place of another backend's reason
 // (report.Options.Refer): each reason is given whole once, under Backends.
 func pointer(t device.Type) string { return "see " + string(t) + " under Backends" }
+
+// attemptsPointer is what explain says in place of an attempt's error
+// (report.Options.ReferAttempts): each is given whole once, under
+// Libraries.
+func attemptsPointer(of, from device.Type) string {
+	if of == from {
+		return "see Libraries"
+	}
+	return "as for " + string(of)
+}
 
 func sentence(s string) string {
 	s = strings.TrimSuffix(strings.TrimSpace(s), ".")

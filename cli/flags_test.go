@@ -55,7 +55,7 @@ func TestSettingMessage(t *testing.T) {
 		assert.Equal(t, want, settingMessage(in), in)
 	}
 	inner := fmt.Errorf("%w: %w", flagshim.ErrBadSetting, errors.New(`flagos: FLAGOS_BACKEND="nope"`))
-	e := settingError{fmt.Errorf("ecosystem/alias: %w", inner)}
+	e := settingError{Err: fmt.Errorf("ecosystem/alias: %w", inner)}
 	assert.ErrorIs(t, e, flagshim.ErrBadSetting)
 }
 
@@ -100,7 +100,9 @@ func TestProbeBeforeTheCommand(t *testing.T) {
 	assert.Contains(t, errOut, `list: --probe "fast": want exact, presence or isolated`)
 	code, _, errOut = runCLI("--probe", "exact", "version")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "--probe applies to info, list, query, resolve and explain")
+	assert.Contains(t, errOut, "--probe applies to "+probingCommands()+", not to version")
+	assert.Contains(t, probingCommands(), "info, list")
+	assert.Contains(t, probingCommands(), "query")
 }
 
 func TestProbeChosenByTheEnvironment(t *testing.T) {
@@ -126,7 +128,7 @@ func TestProbeByDefault(t *testing.T) {
 	}
 	code, out, errOut := runCLI("explain")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "answered by the isolated tier (each driver initialized in a child process; none here): it is the CLI's default (--probe or FLAGOS_PROBE chooses another).")
+	assert.Contains(t, out, "answered by the isolated tier (each driver initialized in a child process; none here): it is this command's default (--probe or FLAGOS_PROBE chooses another).")
 }
 
 // list --accelerators-only on a machine with accelerators: the vendor

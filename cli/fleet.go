@@ -168,7 +168,7 @@ func cdiGenerate(s *session, c *command, args []string) int {
 	all := fs.Bool("all", false, "")
 	format := fs.String("format", "", "")
 	output := fs.String("output", "", "")
-	probe := probeFlag(fs)
+	probeFlag(fs)
 	rest, code, ok := parseInterleaved(s, c, fs, args)
 	if !ok {
 		return code
@@ -191,7 +191,7 @@ func cdiGenerate(s *session, c *command, args []string) int {
 			dir = true
 		}
 	}
-	if code, ok := useProbe(s, c, *probe); !ok {
+	if code, ok := useProbe(s, c); !ok {
 		return code
 	}
 	s.presenceByDefault()
@@ -265,7 +265,7 @@ func kinds(specs []*cdi.Spec) string {
 func cdiCheck(s *session, c *command, args []string) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	refresh := fs.Bool("refresh", false, "")
-	probe := probeFlag(fs)
+	probeFlag(fs)
 	rest, code, ok := parseInterleaved(s, c, fs, args)
 	if !ok {
 		return code
@@ -288,7 +288,7 @@ func cdiCheck(s *session, c *command, args []string) int {
 	if err != nil {
 		return fail(s.stderr, fmt.Errorf("cdi check: %s: %w", file, err))
 	}
-	if code, ok := useProbe(s, c, *probe); !ok {
+	if code, ok := useProbe(s, c); !ok {
 		return code
 	}
 	s.presenceByDefault()
@@ -391,6 +391,6 @@ func runLabels(s *session, c *command, args []string) int {
 	if rep == nil {
 		return fail(s.stderr, initErr)
 	}
-	info := s.collect(rep, false, nil)
+	info := s.collect(rep, false, nil, nil)
 	return s.done(labels.Write(s.stdout, labels.FromReport(info)), nil)
 }

@@ -29,6 +29,8 @@ func writeJSON(w io.Writer, v any) error {
 // writeInfo prints the short human report of `flagshim info`.
 func writeInfo(w io.Writer, s report.Info) error {
 	var b strings.Builder
+	b.WriteString(s.Verdict)
+	b.WriteString("\n\n")
 	if s.Alias.Active {
 		fmt.Fprintf(&b, "alias: %s means %s\n", s.Alias.From, s.Alias.To)
 	} else {
@@ -89,7 +91,9 @@ func writeInfo(w io.Writer, s report.Info) error {
 		tw.Flush()
 	}
 
-	b.WriteString("\nprobes:\n")
+	if len(s.Probes) > 0 {
+		b.WriteString("\nprobes (the others answer as their backends):\n")
+	}
 	for _, p := range s.Probes {
 		fmt.Fprintf(&b, "  %s: %s", p.Name, brief(answer(p.Live)))
 		if len(p.RedirectedBy) > 0 {

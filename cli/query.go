@@ -66,11 +66,10 @@ func queryFieldHelp() string {
 	return b.String()
 }
 
-// queryError prints one line (the input, what is accepted) and returns the
-// usage status.
-func queryError(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "%squery: %s (flagshim help query)\n", prefix, escape(err.Error()))
-	return exitUsage
+// queryError prints one line (the input, what is accepted) and where the
+// usage is, as every usage error does, and returns the usage status.
+func queryError(s *session, c *command, err error) int {
+	return usageError(s.stderr, c, "query: "+err.Error())
 }
 
 func runQuery(s *session, c *command, args []string) int {
@@ -86,11 +85,11 @@ func runQuery(s *session, c *command, args []string) int {
 	}
 	qf, err := parseQuery(*fields)
 	if err != nil {
-		return queryError(s.stderr, err)
+		return queryError(s, c, err)
 	}
 	f, err := parseFormat(*format)
 	if err != nil {
-		return queryError(s.stderr, err)
+		return queryError(s, c, err)
 	}
 	free := false
 	for _, q := range qf {

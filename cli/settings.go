@@ -3,11 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/internal/logging"
+	"github.com/flagos-ai/flagshim/report"
 )
 
 // checkSettings checks, before Init, the variables whose parsers the CLI can
@@ -29,77 +29,11 @@ func checkSettings(lookup func(string) (string, bool)) error {
 	return errors.Join(errs...)
 }
 
-// badSettings returns the errors within err (Init's, often a join of every
-// step's error) that match flagshim.ErrBadSetting, so that a command prints
-// the bad settings and not the unrelated failures joined with them. It
-// returns nil when none matches.
-func badSettings(err error) []error {
-	if err == nil || !errors.Is(err, flagshim.ErrBadSetting) {
-		return nil
-	}
-	// Split only errors.Join's joins (their message is their parts' messages,
-	// one per line), not an error that wraps two with fmt.Errorf("%w: %w").
-	if j, ok := err.(interface{ Unwrap() []error }); ok && isJoin(err, j.Unwrap()) {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, badSettings(e)...)
-		}
-		return out
-	}
-	return []error{err}
-}
+// badSettings is report.BadSettings: the bad settings within err.
+func badSettings(err error) []error { return report.BadSettings(err) }
 
-func isJoin(err error, parts []error) bool {
-	msgs := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p != nil {
-			msgs = append(msgs, p.Error())
-		}
-	}
-	return err.Error() == strings.Join(msgs, "\n")
-}
+// settingError is a bad setting as every host prints it (report.SettingError).
+type settingError = report.SettingError
 
-// settingError is a bad setting as the CLI prints it: "invalid setting: "
-// and the message from the variable's name on, without the steps and
-// packages the error came through: "ecosystem/alias: flagshim: invalid
-// setting: flagos: no backend to route to: FLAGOS_BACKEND=..." reads
-// "invalid setting: FLAGOS_BACKEND=...". It matches what it wraps.
-type settingError struct{ err error }
-
-func (e settingError) Error() string { return settingMessage(e.err.Error()) }
-func (e settingError) Unwrap() error { return e.err }
-
-// settingMessage cuts msg to start at the first variable of
-// flagshim.Variables it names ("NAME="); a message naming none (a plugin's
-// own variable) keeps what follows its last "invalid setting: ".
-func settingMessage(msg string) string {
-	const head = "invalid setting: "
-	best := -1
-	for _, v := range flagshim.Variables() {
-		for from := 0; ; {
-			j := strings.Index(msg[from:], v.Name+"=")
-			if j < 0 {
-				break
-			}
-			j += from
-			if j == 0 || !isNameByte(msg[j-1]) {
-				if best < 0 || j < best {
-					best = j
-				}
-				break
-			}
-			from = j + 1
-		}
-	}
-	if best >= 0 {
-		return head + msg[best:]
-	}
-	if i := strings.LastIndex(msg, head); i >= 0 {
-		return msg[i:]
-	}
-	return msg
-}
-
-func isNameByte(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
-}
+// settingMessage is report.SettingMessage.
+func settingMessage(msg string) string { return report.SettingMessage(msg) }

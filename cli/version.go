@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/flagos-ai/flagshim/report"
 )
 
 // Version is flagshim's release. A release build may set it without
@@ -29,22 +31,31 @@ const modulePath = "github.com/flagos-ai/flagshim"
 // readBuildInfo is debug.ReadBuildInfo; tests replace it.
 var readBuildInfo = debug.ReadBuildInfo
 
-// versionLine is what `flagshim version` prints:
-//
-//	flagshim 0.2.0-dev, module github.com/flagos-ai/flagshim (devel), commit 1a2b3c4d5e6f+dirty, go1.26.0 linux/amd64
-func versionLine() string {
-	return fmt.Sprintf("flagshim %s, %s, %s %s/%s\n", Version, moduleVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+// versionInfo is `flagshim version --json`'s object (docs/json.md): what
+// versionLine says, one fact a key.
+type versionInfo struct {
+	SchemaVersion int    `json:"schema_version"`
+	Version       string `json:"version"`                  // flagshim's release (Version)
+	Module        string `json:"module"`                   // flagshim's module path
+	ModuleVersion string `json:"module_version,omitempty"` // as Go recorded it: "v0.2.0", "(devel)"; "" when unknown
+	Commit        string `json:"commit,omitempty"`         // 12 hex digits, where the build recorded one
+	Modified      bool   `json:"modified,omitempty"`       // the checkout had changes (the commit's "+dirty")
+	Go            string `json:"go"`                       // runtime.Version()
+	OS            string `json:"os"`
+	Arch          string `json:"arch"`
+	// Note says why ModuleVersion is empty ("no build information in the
+	// binary"); omitted otherwise.
+	Note string `json:"note,omitempty"`
 }
 
-// moduleVersion says which version of flagshim's module the program was
-// built with: the main module's when flagshim is the program's module
-// (cmd/flagshim, or `go install ...@v0.2.0`), else the dependency's (a
-// program of another module that calls Run), with the commit where Go
-// recorded one.
-func moduleVersion() string {
+// buildVersion gathers versionInfo. It opens nothing and runs no Init.
+func buildVersion() versionInfo {
+	v := versionInfo{SchemaVersion: report.SchemaVersion, Version: Version, Module: modulePath,
+		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	bi, ok := readBuildInfo()
 	if !ok {
-		return "module version unknown: no build information in the binary"
+		v.Note = "module version unknown: no build information in the binary"
+		return v
 	}
 	mod := &bi.Main
 	if mod.Path != modulePath {
@@ -60,28 +71,53 @@ func moduleVersion() string {
 		}
 	}
 	if mod == nil {
-		return "module " + modulePath + " not in the build information"
+		v.Note = "module " + modulePath + " not in the build information"
+		return v
 	}
-	v := mod.Version
-	if v == "" {
-		v = "(devel)"
+	v.ModuleVersion = mod.Version
+	if v.ModuleVersion == "" {
+		v.ModuleVersion = "(devel)"
 	}
-	s := "module " + modulePath + " " + v
 	if mod == &bi.Main {
 		if rev := setting(bi, "vcs.revision"); rev != "" {
 			if len(rev) > 12 {
 				rev = rev[:12]
 			}
-			if setting(bi, "vcs.modified") == "true" {
-				rev += "+dirty"
-			}
-			return s + ", commit " + rev
+			v.Commit, v.Modified = rev, setting(bi, "vcs.modified") == "true"
+			return v
 		}
 	}
 	// go install ...@<commit> (or a go.mod requiring one) records a
 	// pseudo-version, which carries the commit.
-	if m := pseudoVersion().FindStringSubmatch(v); m != nil {
-		s += ", commit " + m[1]
+	if m := pseudoVersion().FindStringSubmatch(v.ModuleVersion); m != nil {
+		v.Commit = m[1]
+	}
+	return v
+}
+
+// versionLine is what `flagshim version` prints:
+//
+//	flagshim 0.2.0-dev, module github.com/flagos-ai/flagshim (devel), commit 1a2b3c4d5e6f+dirty, go1.26.0 linux/amd64
+func versionLine() string {
+	v := buildVersion()
+	return fmt.Sprintf("flagshim %s, %s, %s %s/%s\n", v.Version, moduleVersion(v), v.Go, v.OS, v.Arch)
+}
+
+// moduleVersion says which version of flagshim's module the program was
+// built with: the main module's when flagshim is the program's module
+// (cmd/flagshim, or `go install ...@v0.2.0`), else the dependency's (a
+// program of another module that calls Run), with the commit where Go
+// recorded one.
+func moduleVersion(v versionInfo) string {
+	if v.Note != "" {
+		return v.Note
+	}
+	s := "module " + v.Module + " " + v.ModuleVersion
+	if v.Commit != "" {
+		s += ", commit " + v.Commit
+		if v.Modified {
+			s += "+dirty"
+		}
 	}
 	return s
 }

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flagos-ai/flagshim/report"
 )
 
 func TestModuleVersion(t *testing.T) {
@@ -63,7 +68,7 @@ func TestModuleVersion(t *testing.T) {
 			prev := readBuildInfo
 			readBuildInfo = tt.info
 			t.Cleanup(func() { readBuildInfo = prev })
-			assert.Equal(t, tt.want, moduleVersion())
+			assert.Equal(t, tt.want, moduleVersion(buildVersion()))
 			assert.Equal(t, "flagshim "+Version+", "+tt.want+", "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n", versionLine())
 		})
 	}
@@ -79,4 +84,36 @@ func TestVersionCommand(t *testing.T) {
 		assert.Empty(t, errOut, args)
 	}
 	assert.Regexp(t, `^flagshim \d+\.\d+\.\d+\S*, module github.com/flagos-ai/flagshim \S+(, commit [0-9a-f]+(\+dirty)?)?, go\S+ \w+/\w+\n$`, versionLine())
+}
+
+// version --json is one JSON object with the facts of the line, one a key,
+// before the command or after it; the fields say what the line says.
+func TestVersionJSON(t *testing.T) {
+	prev := readBuildInfo
+	t.Cleanup(func() { readBuildInfo = prev })
+	readBuildInfo = func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Path: modulePath, Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, true
+	}
+	for _, args := range [][]string{{"version", "--json"}, {"--json", "version"}, {"--json", "--version"}, {"-v", "version", "-json"}} {
+		code, out, errOut := runCLI(args...)
+		require.Equal(t, exitOK, code, "%v: %s", args, errOut)
+		assert.Empty(t, errOut)
+		dec := json.NewDecoder(strings.NewReader(out))
+		var v map[string]any
+		require.NoError(t, dec.Decode(&v), args)
+		assert.False(t, dec.More(), "%v: one JSON object", args)
+		assert.Equal(t, map[string]any{
+			"schema_version": float64(report.SchemaVersion), "version": Version, "module": modulePath,
+			"module_version": "(devel)", "commit": "0123456789ab", "modified": true,
+			"go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH,
+		}, v, args)
+		assert.True(t, strings.HasPrefix(out, "{\n  \"schema_version\": "), "schema_version first")
+	}
+	readBuildInfo = func() (*debug.BuildInfo, bool) { return nil, false }
+	_, out, _ := runCLI("version", "--json")
+	var v versionInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, "module version unknown: no build information in the binary", v.Note)
+	assert.Empty(t, v.ModuleVersion)
 }

@@ -1,12 +1,8 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/flagos-ai/flagshim/tier"
 
@@ -16,29 +12,42 @@ import (
 )
 
 // SchemaVersion is the "schema_version" of `flagshim info --json`, its first
-// key. Keys are only ever added; a change that removes or redefines one
-// would increase it. docs/json.md documents every field.
-const SchemaVersion = 1
+// key (and of the CLI's other JSON outputs). Within a version keys are only
+// ever added; a change that removes or redefines one increases it.
+// docs/json.md documents every field. Version 2 says each fact once:
+// attempts grouped by outcome, the probes that only repeat their backend
+// and the unset variables left out, empty fields omitted, and a verdict.
+const SchemaVersion = 2
 
 // Info is what flagshim found on this machine and decided, gathered once
 // after Init: what the CLI renders (info, list, explain), what the C
 // library's flagshim_info_json marshals and what Python's flagshim.info()
 // returns. Its JSON form is the output of `flagshim info --json`; keys are
-// only ever added, and each one is documented in docs/json.md (a test
-// checks both ways).
+// only ever added within a schema_version, and each one is documented in
+// docs/json.md (a test checks both ways).
 type Info struct {
-	SchemaVersion int       `json:"schema_version"`
-	Probe         tier.Tier `json:"probe"`
-	// ProbeSource says who chose Probe: "--probe" (the CLI's flag),
-	// "FLAGOS_PROBE" or "default" (the host's default tier). The CLI
-	// fills it in; Collect leaves it empty (omitted), since only the host
-	// knows whether it chose the tier itself.
-	ProbeSource string     `json:"probe_source,omitempty"`
-	Alias       Alias      `json:"alias"`
-	Backends    []Backend  `json:"backends"`
-	Probes      []Probe    `json:"probes"`
-	Phases      []Phase    `json:"phases"`
-	Env         []Variable `json:"env"`
+	SchemaVersion int `json:"schema_version"`
+	// Verdict is the answer in one line: the accelerators found (or "no
+	// accelerator found"), what cuda means, and the tier that answered
+	// with who chose it (Verdict).
+	Verdict string    `json:"verdict"`
+	Probe   tier.Tier `json:"probe"`
+	// ProbeSource says who chose Probe: "--probe" (the host's own choice,
+	// Options.ChosenTier), "FLAGOS_PROBE" or "default" (the host's default
+	// tier, Options.DefaultTier); "" (omitted) where Probe is none of
+	// these (Init ran earlier in the process, with options of its own).
+	ProbeSource string    `json:"probe_source,omitempty"`
+	Alias       Alias     `json:"alias"`
+	Backends    []Backend `json:"backends"`
+	// Probes are the probes that say more than their backend: redirected
+	// ones, those of no backend, and those whose answer differs from their
+	// backend's. A probe not listed answers what the backend of its name
+	// does.
+	Probes []Probe `json:"probes"`
+	Phases []Phase `json:"phases"`
+	// Env are the variables flagshim reads that are set (not empty), in the
+	// order of flagshim.Variables; one not listed is unset.
+	Env []Variable `json:"env"`
 }
 
 // Alias is the cuda->flagos decision (alias.Decision).
@@ -56,22 +65,33 @@ type Backend struct {
 	Available     bool              `json:"available"`
 	Devices       int               `json:"devices"`
 	Reason        string            `json:"reason"`
-	Library       string            `json:"library"`
-	DriverVersion string            `json:"driver_version"`
+	Library       string            `json:"library,omitempty"`
+	DriverVersion string            `json:"driver_version,omitempty"`
 	RoutesTo      device.Type       `json:"routes_to,omitempty"`
 	Vendor        string            `json:"vendor,omitempty"`       // whose runtime answered: "NVIDIA", "Iluvatar CoreX", "unknown"
 	VendorFacts   []string          `json:"vendor_facts,omitempty"` // the facts that say so
 	Tier          tier.Tier         `json:"tier,omitempty"`
-	Attempts      []Attempt         `json:"attempts"`
-	Properties    []Device          `json:"properties"`
+	Attempts      []Attempt         `json:"attempts,omitempty"`
+	Properties    []Device          `json:"properties,omitempty"`
 	Extra         map[string]string `json:"extra,omitempty"` // the driver's own facts: symbols chosen, features missing, visible devices
 	Error         string            `json:"error,omitempty"`
 }
 
-// Attempt is one library path tried.
+// Attempt is the library paths tried one after the other that had the same
+// outcome: every soname of a library missing from the same folders is one
+// Attempt, its error said once.
 type Attempt struct {
-	Path  string `json:"path"`
-	Error string `json:"error,omitempty"`
+	Paths []string `json:"paths"`
+	Error string   `json:"error,omitempty"` // "" when the (last) path opened
+}
+
+// Tried is the number of paths the attempts tried.
+func Tried(as []Attempt) int {
+	n := 0
+	for _, a := range as {
+		n += len(a.Paths)
+	}
+	return n
 }
 
 // Device is one device of a backend.
@@ -127,7 +147,7 @@ type Phase struct {
 	Name       string `json:"name"`
 	Step       string `json:"step"`
 	DurationNS int64  `json:"duration_ns"`
-	Error      string `json:"error"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Variable is one environment variable flagshim reads, set or not.
@@ -154,6 +174,20 @@ type Options struct {
 	// reason that the backend itself gives whole (see Collect); nil is
 	// Pointer.
 	Refer func(device.Type) string
+	// ReferAttempts is the text that stands for an attempt's error where
+	// the attempts of backend of give it whole: in the reason of backend
+	// from, or in from's attempts (of != from) when they failed the same
+	// way; nil is AttemptsPointer.
+	ReferAttempts func(of, from device.Type) string
+	// ChosenTier is the tier the host chose itself for this Init (the
+	// CLI's --probe, flagshim.WithProbe); "" where it chose none.
+	ChosenTier tier.Tier
+	// DefaultTier is the host's default tier, where neither ChosenTier nor
+	// FLAGOS_PROBE chooses (flagshim.WithDefaultProbe); "" is Go's, exact.
+	DefaultTier tier.Tier
+	// Host names the program whose default DefaultTier is, in the verdict
+	// ("the default of the flagshim command"); "" says "the default".
+	Host string
 }
 
 // Pointer is Options.Refer's default: "see backend cuda", that is the
@@ -176,6 +210,7 @@ func Collect(rep *flagshim.Report, o Options) Info {
 	s := Info{
 		SchemaVersion: SchemaVersion,
 		Probe:         rep.Probe,
+		ProbeSource:   probeSource(rep.Probe, o, lookupEnv),
 		Alias: Alias{
 			Active: rep.Alias.Active, From: rep.Alias.From, To: rep.Alias.To, Reason: rep.Alias.Reason,
 		},
@@ -197,12 +232,15 @@ func Collect(rep *flagshim.Report, o Options) Info {
 		}
 	}
 	for _, name := range probe.Default.Names() {
-		s.Probes = append(s.Probes, Probe{
+		p := Probe{
 			Name:         name,
 			Live:         Result(probe.Default.Live(name)),
 			Original:     Result(probe.Default.Original(name)),
 			RedirectedBy: nonNil(probe.Default.RedirectedBy(name)),
-		})
+		}
+		if !s.repeatsBackend(p) {
+			s.Probes = append(s.Probes, p)
+		}
 	}
 	for _, r := range rep.Phases {
 		p := Phase{Name: r.Phase, Step: r.Step, DurationNS: r.Duration.Nanoseconds()}
@@ -212,86 +250,33 @@ func Collect(rep *flagshim.Report, o Options) Info {
 		s.Phases = append(s.Phases, p)
 	}
 	s.ReferOnce(o.Refer)
+	s.ReferAttemptsOnce(o.ReferAttempts)
 	for _, x := range flagshim.Variables() {
 		// Empty counts as unset, as it does for every variable flagshim reads.
-		v, _ := lookupEnv(x.Name)
-		s.Env = append(s.Env, Variable{Name: x.Name, Value: v, Set: v != ""})
+		if v, _ := lookupEnv(x.Name); v != "" {
+			s.Env = append(s.Env, Variable{Name: x.Name, Value: v, Set: true})
+		}
 	}
+	s.Verdict = Verdict(s, o.Host)
 	return s
-}
-
-// ReferOnce makes each fact appear once: a backend's reason is given whole
-// by that backend only, and every other text that quotes it (flagos's
-// reason, which carries the reason of each vendor it could not route to;
-// the alias's, which carries the cuda and flagos probes'; the probes'; the
-// drivers' extra facts) says refer(type) in its place. Without it, one
-// missing library's search was repeated up to eight times and the JSON of
-// a machine without accelerators was 17 KB, its alias.reason 1.5 KB. The
-// longest reasons are replaced first, so a reason that holds another is
-// replaced whole.
-//
-// Collect calls it; refer nil is Pointer.
-func (s *Info) ReferOnce(refer func(device.Type) string) {
-	if refer == nil {
-		refer = Pointer
-	}
-	var long []Backend
-	for _, be := range s.Backends {
-		if utf8.RuneCountInString(be.Reason) > ReferMin {
-			long = append(long, be)
-		}
-	}
-	if len(long) == 0 {
-		return
-	}
-	slices.SortStableFunc(long, func(a, b Backend) int { return cmp.Compare(len(b.Reason), len(a.Reason)) })
-	replacer := func(self device.Type) *strings.Replacer {
-		pairs := make([]string, 0, 2*len(long))
-		for _, be := range long {
-			if be.Type != self {
-				pairs = append(pairs, be.Reason, refer(be.Type))
-			}
-		}
-		return strings.NewReplacer(pairs...)
-	}
-	all := replacer("")
-	for i := range s.Backends {
-		be := &s.Backends[i]
-		if len(be.Extra) > 0 {
-			extra := make(map[string]string, len(be.Extra))
-			for k, v := range be.Extra {
-				extra[k] = all.Replace(v)
-			}
-			be.Extra = extra
-		}
-		be.Reason = replacer(be.Type).Replace(be.Reason)
-	}
-	for i := range s.Probes {
-		p := &s.Probes[i]
-		p.Live.Reason = all.Replace(p.Live.Reason)
-		p.Original.Reason = all.Replace(p.Original.Reason)
-	}
-	s.Alias.Reason = all.Replace(s.Alias.Reason)
 }
 
 func describeBackend(b device.Backend, memory bool) Backend {
 	r := b.Available()
 	out := Backend{
 		Type: b.Type(), Available: r.Available, Devices: r.Devices, Reason: r.Reason,
-		Attempts: []Attempt{}, Properties: []Device{},
 	}
 	if d, ok := b.(device.Describer); ok {
 		info := d.Describe()
 		out.Library, out.DriverVersion, out.RoutesTo = info.Library, info.DriverVersion, info.RoutesTo
 		out.Vendor, out.VendorFacts = info.Vendor, info.VendorFacts
 		out.Extra = info.Extra
-		for _, a := range info.Attempts {
-			out.Attempts = append(out.Attempts, Attempt(a))
-		}
+		out.Attempts = groupAttempts(info.Attempts)
 	}
 	if t, ok := b.(tierer); ok {
 		out.Tier = t.Tier()
 	}
+	out.Extra = ownExtra(out)
 	if !r.Available {
 		return out
 	}

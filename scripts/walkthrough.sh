@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the README's walkthroughs on any Linux machine with Go and a C
-# compiler: builds the fake vendor library the tests use (a MUSA driver, a
+# Reproduces the walkthroughs (README.md, docs/walkthroughs.md) on any Linux
+# machine with Go and a C compiler: builds the fake vendor library the tests use (a MUSA driver, a
 # HIP runtime, a Cambricon CNDrv, Ascend's AscendCL, a MetaX MACA runtime, an
 # Enflame TOPS runtime or a Kunlunxin XRE runtime, each with two devices that
 # call themselves "Fake GPU 0" and "Fake GPU 1" where the API names its
@@ -15,9 +15,9 @@
 #
 # With --console, each line of the input that starts with "$ " is a shell
 # command (flagshim is on its PATH): it is printed, then run, its output
-# (stdout and stderr) printed after it, as the README's console blocks show
-# them. TestREADMEWalkthroughs (cmd/flagshim) runs the README's blocks so
-# and fails when the README differs from what they print.
+# (stdout and stderr) printed after it, as the pages' console blocks show
+# them. TestREADMEWalkthroughs (cmd/flagshim) runs the pages' blocks so
+# and fails when a page differs from what they print.
 #
 # The output is the same on every machine: the other vendors' driver
 # libraries are given as files that do not exist (FLAGOS_LIB*_PATH), so the
@@ -50,7 +50,7 @@ if [[ ${1:-} == --recipe ]]; then
 	exit 0
 fi
 # A flagshim binary already built from this checkout, and the fake built by
-# the --recipe (the README drift test builds both once, in the fixtures'
+# the --recipe (the walkthrough drift test builds both once, in the fixtures'
 # cache); else the script builds them.
 prebuilt=${WALKTHROUGH_FLAGSHIM:-}
 fake=${WALKTHROUGH_FAKE:-}

@@ -13,9 +13,15 @@
 // unless the process is the child of a fork, where it returns
 // FLAGSHIM_EFORK without entering the Go runtime, which does not survive
 // fork(). flagshim_abi_version is a C constant. The first call of a
-// function that needs an answer runs flagshim.Init once (the presence tier
-// by default, no child processes); later calls reuse its outcome. Every
+// function that needs an answer runs flagshim.Init (the presence tier by
+// default, no child processes); later calls reuse its outcome. Every
 // function may be called from any thread, concurrently.
+//
+// flagshim_info_json gives report.Info, the object of `flagshim info
+// --json`, whose verdict names the tier that answered and who chose it (this
+// library's default, presence, or FLAGOS_PROBE): the CLI's default is
+// isolated. A bad setting is FLAGSHIM_EINIT, and flagshim_error says it as
+// every host does ("invalid setting: NAME=...", report.Settings).
 //
 // Without cgo this package builds as an empty program, so that
 // CGO_ENABLED=0 go build ./... works.

@@ -12,7 +12,7 @@
  * FLAGOS_LIB*_PATH, FLAGOS_LOG); later calls reuse that outcome.
  *
  * Probing. The library's default tier is presence (FLAGOS_PROBE=presence):
- * it asks the management libraries (NVML, MTML), the device nodes and the
+ * it asks each vendor's management library, the device nodes and the
  * driver library without initializing any driver in the host, so a host
  * that forks afterwards (PyTorch's DataLoader, multiprocessing) keeps
  * children in which CUDA works. FLAGOS_PROBE=exact initializes the driver
@@ -73,7 +73,7 @@
                                  "type:index") or an unknown type */
 #define FLAGSHIM_ERANGE  (-4) /* out_len is too small for the answer and its NUL */
 #define FLAGSHIM_EHOOK   (-5) /* a module hook failed (flagshim_error says which and why) */
-#define FLAGSHIM_EBACKEND (-6) /* no driver backend of that name (cuda, musa, hip) */
+#define FLAGSHIM_EBACKEND (-6) /* no driver backend of that name (a vendor's type: "cuda", "musa", ...) */
 #define FLAGSHIM_ENVSHMEM (-7) /* NVSHMEM could not be attached or initialized */
 #define FLAGSHIM_EFORK   (-8) /* called in the child of a fork: flagshim does not run
                                  there (see Forking above); flagshim_error names it */
@@ -132,8 +132,11 @@ int flagshim_ready(void);
 
 /*
  * flagshim_info_json writes what `flagshim info --json` prints for this
- * process (one JSON object, see docs/json.md), NUL-terminated, and returns
- * its length. Called with out == NULL and out_len == 0 it writes nothing and
+ * process (one JSON object, see docs/json.md, without indentation; under 8
+ * KB on a machine without accelerators), NUL-terminated, and returns its
+ * length. Its "verdict" says in one line what was found and which tier
+ * answered and why (this library's default is presence, the flagshim
+ * command's isolated). Called with out == NULL and out_len == 0 it writes nothing and
  * returns the length the answer needs (add one for the NUL); on
  * FLAGSHIM_ERANGE, ask so and call again.
  */
@@ -151,7 +154,7 @@ int flagshim_error(char *out, int out_len);
 /*
  * flagshim_module_loaded runs flagshim's module hooks on a module another
  * loader of this process loaded (Triton, CuPy, cuda-python, your runtime):
- * backend names the driver that loaded it ("cuda", "musa", "hip") and
+ * backend names the driver that loaded it (its type: "cuda", "musa", ...) and
  * module is its handle (a CUmodule, MUmodule, hipModule_t). Only hooks
  * whose scope matches the module run (the NVSHMEM hook only on modules that
  * carry NVSHMEM's device symbols). It writes the names of the hooks that

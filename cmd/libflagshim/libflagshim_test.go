@@ -17,6 +17,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/report"
 )
 
 func TestPut(t *testing.T) {
@@ -182,12 +183,29 @@ func TestCShared(t *testing.T) {
 		n, js, ok := strings.Cut(strings.TrimPrefix(got[1], "info="), " json=")
 		require.True(t, ok, got[1])
 		var info struct {
-			Alias    struct{ Active bool }
-			Backends []struct{ Type string }
+			SchemaVersion int `json:"schema_version"`
+			Verdict       string
+			Probe         string
+			ProbeSource   string `json:"probe_source"`
+			Alias         struct{ Active bool }
+			Backends      []struct{ Type string }
 		}
 		require.NoError(t, json.Unmarshal([]byte(js), &info), "flagshim_info_json is `flagshim info --json`")
 		assert.Equal(t, strconv.Itoa(len(js)), n)
 		assert.NotEmpty(t, info.Backends)
+		assert.Equal(t, report.SchemaVersion, info.SchemaVersion, "the CLI's model")
+		// Where the CLI would answer from another tier, the answer says
+		// which one answered here and why.
+		assert.Equal(t, "presence", info.Probe)
+		assert.Equal(t, "default", info.ProbeSource)
+		assert.Equal(t, "no accelerator found; cuda means cuda; presence tier, the default of "+Host, info.Verdict)
+		// The machine has no accelerator (cuda, musa and their management
+		// libraries name a file in a folder that does not exist; the others
+		// are searched for): each fact once, under the CLI's bound, without
+		// indentation; the test's temporary folder counted as /nonexistent.
+		size := len(strings.ReplaceAll(js, none, "/nonexistent"))
+		assert.LessOrEqual(t, size, 8<<10, "flagshim_info_json on a machine without accelerators")
+		t.Logf("flagshim_info_json: %d bytes (%d with %s as /nonexistent)", len(js), size, none)
 		assert.Equal(t, "rc=-4 first=0 canary=ok", got[2], "too small: ERANGE, nothing past out_len")
 	})
 

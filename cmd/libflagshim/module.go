@@ -77,7 +77,7 @@ func forget(key foreignKey, m *driver.ForeignModule) {
 func vendorBackend(name string) (*driver.Backend, failure) {
 	if _, err := initHost(); err != nil {
 		if _, lerr := device.Lookup(device.CPU); lerr != nil {
-			setErr(lerr)
+			setInitErr(lerr)
 			return nil, failInit
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/report"
 )
 
 // failure says why a call gave no answer; export.go maps it to the C codes
@@ -50,7 +51,7 @@ func resolve(s string) (string, failure) {
 		setErr(err)
 		return "", failDevice
 	default: // device.Default could not be initialised: a bad setting or an undecided alias
-		setErr(err)
+		setInitErr(err)
 		return "", failInit
 	}
 }
@@ -61,7 +62,7 @@ func aliasActive() (bool, failure) {
 	rep, _ := initHost()
 	if _, err := device.Lookup(device.CPU); err != nil || rep == nil {
 		if err != nil {
-			setErr(err)
+			setInitErr(err)
 		}
 		return false, failInit
 	}
@@ -101,6 +102,16 @@ func setErr(err error) {
 		lastErr.m = map[int]string{}
 	}
 	lastErr.m[tid] = strings.ReplaceAll(err.Error(), "\n", "; ") // one line for C
+}
+
+// setInitErr keeps Init's error for flagshim_error: a bad setting as every
+// host says it, "invalid setting: NAME=...: accepted values ...", each
+// once, without the steps and packages it came through (report.Settings).
+func setInitErr(err error) {
+	if bad := report.Settings(err); bad != nil {
+		err = bad
+	}
+	setErr(err)
 }
 
 // errorMessage is the calling thread's last error message, "" when none.

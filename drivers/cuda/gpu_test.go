@@ -5,11 +5,17 @@
 // machine with an NVIDIA GPU. gpu-run.sh passes nvidia-smi's view in the
 // environment as a second source:
 //
-//	FLAGSHIM_GPU_EXPECT_NAME   a substring of every device name ("H200")
-//	FLAGSHIM_GPU_EXPECT_CC     the compute capability ("9.0")
 //	FLAGSHIM_NVSMI             lines "uuid|memory.total|memory.reserved|pci.bus_id|name"
 //	                           (MiB; memory.reserved empty on old drivers)
+//	FLAGSHIM_NVSMI_CC          lines "uuid|compute_cap" ("GPU-...|9.0")
 //	FLAGSHIM_NVSMI_DRIVER      nvidia-smi's driver version ("580.95.05")
+//
+// No GPU model is assumed: every device's name and compute capability are
+// compared with nvidia-smi's for the same UUID. Two optional checks of the
+// caller's own, unset by default:
+//
+//	FLAGSHIM_GPU_EXPECT_NAME   a substring of every device name
+//	FLAGSHIM_GPU_EXPECT_CC     the compute capability of every device ("9.0")
 
 package cuda
 
@@ -68,6 +74,19 @@ func nvsmi(t *testing.T) map[string]smiGPU {
 	return m
 }
 
+// nvsmiCC is nvidia-smi's compute capability of each GPU, by UUID
+// (FLAGSHIM_NVSMI_CC); empty where it was not given.
+func nvsmiCC() map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(os.Getenv("FLAGSHIM_NVSMI_CC"), "\n") {
+		uuid, cc, ok := strings.Cut(line, "|")
+		if cc = strings.TrimSpace(cc); ok && cc != "" && !strings.Contains(cc, "N/A") && !strings.Contains(cc, "[") {
+			m[strings.TrimSpace(uuid)] = cc
+		}
+	}
+	return m
+}
+
 // pciKey normalises a PCI address: the driver and nvidia-smi pad the domain
 // differently ("0000:18:00.0", "00000000:18:00.0").
 func pciKey(s string) string {
@@ -106,7 +125,7 @@ func TestGPUProperties(t *testing.T) {
 	b := gpuBackend(t)
 	n, err := b.DeviceCount()
 	require.NoError(t, err)
-	smi := nvsmi(t)
+	smi, smiCC := nvsmi(t), nvsmiCC()
 	wantName := os.Getenv("FLAGSHIM_GPU_EXPECT_NAME")
 	wantCC := os.Getenv("FLAGSHIM_GPU_EXPECT_CC")
 	for i := 0; i < n; i++ {
@@ -118,6 +137,11 @@ func TestGPUProperties(t *testing.T) {
 		t.Logf("device %d: %q %s cc %d.%d, %d SMs, cuDeviceTotalMem %d B (%.0f MiB), cuMemGetInfo total %d free %d, pci %s %v",
 			i, p.Name, p.UUID, p.Major, p.Minor, p.MultiProcessors, p.TotalMemory, float64(p.TotalMemory)/(1<<20), total, free, pci, pciErr)
 		assert.Equal(t, "NVIDIA", p.Vendor)
+		assert.NotEmpty(t, strings.TrimSpace(p.Name), "the driver names the device")
+		assert.Positive(t, p.Major, "a compute capability")
+		if cc, ok := smiCC[p.UUID]; ok {
+			assert.Equal(t, cc, fmt.Sprintf("%d.%d", p.Major, p.Minor), "nvidia-smi's compute_cap")
+		}
 		if wantName != "" {
 			assert.Contains(t, p.Name, wantName)
 		}

@@ -17,6 +17,7 @@ import flagshim
 
 DESCRIPTION = """\
 Print what flagshim decided in this process, as one JSON object:
+  verdict       the answer in one line: the accelerators, what cuda means, the tier that answered and why
   library       the libflagshim.so loaded
   abi_version   its C ABI version, [major, minor]
   resolve       what each device string means here ("cuda:0" -> "flagos:0" where cuda means flagos)
@@ -24,7 +25,7 @@ Print what flagshim decided in this process, as one JSON object:
   cuda          what serves cuda: {"vendor", "available", "device_count"}
   info          everything flagshim found (`flagshim info --json`, docs/json.md); left out by --brief
 Settings are read from the environment (FLAGOS_ALIAS_CUDA, FLAGOS_BACKEND, FLAGOS_PROBE, ...:
-see README.md); FLAGSHIM_LIBRARY names the library to load."""
+see docs/environment.md); FLAGSHIM_LIBRARY names the library to load."""
 
 EPILOG = "Exit status: 0; 1 on a flagshim error (a bad setting, a bad device string), with the message on stderr; 2 on bad usage."
 
@@ -48,7 +49,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
+        info = flagshim.info()
         summary = {
+            "verdict": info["verdict"],
             "library": flagshim.library_path(),
             "abi_version": list(flagshim.abi_version()),
             "resolve": {d: flagshim.resolve(d) for d in (args.resolve or ["cuda:0"])},
@@ -60,9 +63,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             },
         }
         if not args.brief:
-            summary["info"] = flagshim.info()
+            summary["info"] = info
     except flagshim.Error as e:
-        print(f"flagshim: {e}", file=sys.stderr)
+        print(e, file=sys.stderr)  # its one prefix says which call failed
         return 1
     json.dump(summary, sys.stdout, indent=2)
     sys.stdout.write("\n")

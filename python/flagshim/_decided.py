@@ -58,10 +58,12 @@ def record(lib: Any) -> None:
         try:
             n = lib.flagshim_info_json(None, 0)
             if n < 0:
-                _lib.fail(n, "flagshim: what Init decided")
-            _text = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim: what Init decided", size=n + 1)
+                _lib.fail(n, "flagshim.info()")
+            _text = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=n + 1)
         except errors.InitError as e:
-            _init_error = (e.code, str(e), e.cause)
+            # Kept without a call's prefix: each call that raises it later
+            # gives its own.
+            _init_error = (e.code, _lib.clean(e.cause) or str(e), e.cause)
         except errors.Error:
             pass
 

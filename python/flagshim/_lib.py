@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from typing import Callable, NoReturn, Optional, Tuple
 
 from . import _pathcheck, errors
@@ -67,9 +68,9 @@ OPTIONAL = {"flagshim_device_json": 1, "flagshim_mem_get_info": 1}
 # bug of the library, not an answer).
 _MAX_ANSWER = 64 << 20
 
-#: What a call in the child of a fork raises.
+#: What a call in the child of a fork raises, after its prefix.
 FORK_MESSAGE = (
-    "flagshim: called in the child of a fork: the Go runtime inside libflagshim does not survive "
+    "called in the child of a fork: the Go runtime inside libflagshim does not survive "
     "fork(). Import flagshim before forking and use it in the parent only, or start the child "
     "processes with the 'spawn' (or 'forkserver') method (multiprocessing.set_start_method('spawn'))"
 )
@@ -163,7 +164,7 @@ def forked() -> bool:
 def get() -> ctypes.CDLL:
     """The loaded library; ForkError in the child of a fork."""
     if forked():
-        raise errors.ForkError(FORK_MESSAGE)
+        raise errors.ForkError("flagshim: " + FORK_MESSAGE)
     return _LIB
 
 
@@ -179,14 +180,28 @@ def last_error() -> str:
     return buf.value[: max(n, 0)].decode("utf-8", "replace")
 
 
+# "flagshim: " where the library's Go errors wrap each other: at the start of
+# the message or of a clause.
+_INNER_PREFIX = re.compile(r"(?:^|(?<=: )|(?<=; )|(?<=\())(?:flagshim: )+")
+
+
+def clean(cause: str) -> str:
+    """The library's message without the "flagshim: " its Go errors carry
+    (at its start and where one error wraps another): a message of the
+    package has one prefix, the call's ("flagshim.resolve('cuda:1'): ...")."""
+    return _INNER_PREFIX.sub("", cause)
+
+
 def fail(code: int, context: str, make: Optional[Callable[[int, str, str], errors.Error]] = None) -> NoReturn:
     """Raises the exception for the library's negative code, its message
-    "context: <the library's message>". make(code, message, cause) builds it
-    (default errors.from_code). FLAGSHIM_EFORK is always a ForkError, and
-    marks this process forked (a fork the process id did not show)."""
+    "context: <the library's message>", context being the call
+    ("flagshim.resolve('cuda:1')"): the one prefix of the message (see
+    clean). make(code, message, cause) builds it (default errors.from_code).
+    FLAGSHIM_EFORK is always a ForkError, and marks this process forked (a
+    fork the process id did not show)."""
     global _forked
     cause = last_error()
-    message = f"{context}: {cause}" if cause else f"{context}: failed with code {code}"
+    message = f"{context}: {clean(cause)}" if cause else f"{context}: failed with code {code}"
     if code == errors.EFORK:
         _forked, make = True, None
     raise (make or errors.from_code)(code, message, cause)

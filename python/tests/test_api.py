@@ -2,24 +2,24 @@
 its own on a fake machine."""
 
 import os
+import re
 import subprocess
 import unittest
 
 import support
 
 # docs/json.md: the keys and types of info().
-TOP = {"schema_version": int, "probe": str, "alias": dict, "backends": list, "probes": list, "phases": list, "env": list}
+TOP = {"schema_version": int, "verdict": str, "probe": str, "probe_source": str, "alias": dict, "backends": list,
+       "probes": list, "phases": list, "env": list}
 ALIAS = {"active": bool, "from": str, "to": str, "reason": str}
 BACKEND = {
     "type": str,
     "available": bool,
     "devices": int,
     "reason": str,
-    "library": str,
-    "driver_version": str,
-    "attempts": list,
-    "properties": list,
 }
+# Keys omitted when empty (docs/json.md).
+BACKEND_OPTIONAL = {"library": str, "driver_version": str, "attempts": list, "properties": list, "tier": str}
 PROPERTY = {
     "index": int,
     "name": str,
@@ -31,7 +31,7 @@ PROPERTY = {
     "multiprocessors": int,
 }
 PROBE_ANSWER = {"available": bool, "devices": int, "reason": str}
-PHASE = {"name": str, "step": str, "duration_ns": int, "error": str}
+PHASE = {"name": str, "step": str, "duration_ns": int}
 ENV = {"name": str, "value": str, "set": bool}
 # flagshim's own variables come first, in this order; every vendor adds its
 # own after them (flagshim.Variables: docs/json.md gives the order).
@@ -119,8 +119,13 @@ class TestMusaMachine(unittest.TestCase):
         info = support.result(self, "import flagshim; out(flagshim.info())", dict(self.env, FAKE_LOG=log))
         self.assertEqual(list(info)[0], "schema_version")
         self.check_keys(info, TOP, "info()")
-        self.assertEqual(info["schema_version"], 1)
+        self.assertEqual(info["schema_version"], 2)
         self.assertEqual(info["probe"], "presence", "FLAGOS_PROBE unset: the C library's default tier")
+        # The CLI's default tier is isolated: the answer says which tier
+        # answered here and why.
+        self.assertEqual(info["probe_source"], "default")
+        self.assertEqual(info["verdict"], "musa: 2 devices (MTT S4000); cuda means flagos (routes to musa); "
+                         "presence tier, the default of libflagshim (the C library and Python)")
         self.check_keys(info["alias"], ALIAS, "alias")
         self.assertTrue(info["alias"]["active"])
         self.assertEqual((info["alias"]["from"], info["alias"]["to"]), ("cuda", "flagos"))
@@ -129,7 +134,8 @@ class TestMusaMachine(unittest.TestCase):
         self.assertTrue({"cpu", "cuda", "flagos", "musa"} <= set(types), types)
         for b in info["backends"]:
             self.check_keys(b, BACKEND, f"backends[{b['type']}]")
-            for p in b["properties"]:
+            self.check_keys(b, {k: t for k, t in BACKEND_OPTIONAL.items() if k in b}, f"backends[{b['type']}]")
+            for p in b.get("properties", []):
                 self.check_keys(p, PROPERTY, f"backends[{b['type']}].properties")
         by = {b["type"]: b for b in info["backends"]}
         self.assertEqual((by["musa"]["available"], by["musa"]["devices"]), (True, 2))
@@ -137,20 +143,22 @@ class TestMusaMachine(unittest.TestCase):
         self.assertEqual(by["flagos"]["routes_to"], "musa")
         self.assertFalse(by["cuda"]["available"])
         self.assertEqual(len(by["musa"]["properties"]), 2)
+        # Only the probes that say more than their backend: here the cuda
+        # probe, which the alias redirected.
+        self.assertEqual([p["name"] for p in info["probes"]], ["cuda"])
         for p in info["probes"]:
             self.assertIsInstance(p["name"], str)
             self.check_keys(p["live"], PROBE_ANSWER, "probes[].live")
             self.check_keys(p["original"], PROBE_ANSWER, "probes[].original")
-            self.assertIsInstance(p["redirected_by"], list)
+            self.assertEqual(p["redirected_by"], ["alias"])
         for ph in info["phases"]:
             self.check_keys(ph, PHASE, "phases[]")
         for e in info["env"]:
             self.check_keys(e, ENV, "env[]")
+        # Only the variables that are set, in flagshim.Variables' order.
         names = [e["name"] for e in info["env"]]
-        self.assertEqual(names[: len(ENV_FIRST)], ENV_FIRST)
-        self.assertEqual(len(names), len(set(names)), "a variable is reported twice")
-        for name in ENV_NAMES:
-            self.assertIn(name, names)
+        self.assertEqual(names, [n for n in ENV_FIRST + ENV_NAMES if self.env.get(n)])
+        self.assertTrue(all(e["set"] and e["value"] == self.env[e["name"]] for e in info["env"]))
         self.assertFalse(os.path.exists(log), "presence: libmusa was found and checked, never loaded: none of its code ran")
 
     def test_alias_forbidden(self):
@@ -197,6 +205,45 @@ class TestMusaMachine(unittest.TestCase):
             self.assertIn("FLAGOS_ALIAS_CUDA", cause)
             self.assertEqual(code, -1)
             self.assertTrue(is_error)
+
+    def test_one_prefix(self):
+        # Every error says where it comes from once: the call
+        # ("flagshim.resolve('cuda:0'): ..."), or "flagshim: " where no
+        # call is involved (loading the library); never the library's
+        # "flagshim: " again inside, and a bad setting said once.
+        code = """
+            import flagshim
+            res = []
+            for call in [lambda: flagshim.resolve("cuda:0"), flagshim.alias_active, flagshim.info,
+                         lambda: flagshim.is_available("cuda"), lambda: flagshim.device_count("cuda"),
+                         lambda: flagshim.current_vendor(), lambda: flagshim.resolve("CUDA"),
+                         lambda: flagshim.module_loaded(5, "nope"), lambda: flagshim.module_loaded(0, "cuda"),
+                         lambda: flagshim.resolve(1), lambda: flagshim.resolve("x" * 2000)]:
+                try:
+                    call()
+                    res.append(None)
+                except Exception as e:
+                    res.append([type(e).__name__, str(e)])
+            out(res)
+            """
+        prefix = re.compile(r"^(flagshim(\.[a-z_]+)+(\(.*?\))?|flagshim): ")
+        for env, bad in [(dict(self.env, FLAGOS_ALIAS_CUDA="bogus"), 'FLAGOS_ALIAS_CUDA="bogus"'),
+                         (dict(self.env, FLAGOS_LOG="loud"), 'FLAGOS_LOG="loud"'), (self.env, None)]:
+            got = support.result(self, code, env)
+            raised = [r for r in got if r is not None]
+            self.assertGreaterEqual(len(raised), 4, got)
+            for cls, msg in raised:
+                m = prefix.match(msg)
+                self.assertIsNotNone(m, f"{cls}: {msg!r} starts with the call or flagshim:")
+                rest = msg[m.end():]
+                self.assertNotIn("flagshim: ", rest, f"{cls}: one prefix: {msg!r}")
+                self.assertNotRegex(rest, r"flagshim\.[a-z_]+\(", f"{cls}: one prefix: {msg!r}")
+                if bad and cls == "InitError":
+                    self.assertEqual(rest.count(bad), 1, f"the bad setting once: {msg!r}")
+                    self.assertTrue(rest.startswith("invalid setting: " + bad), msg)
+            if bad:
+                self.assertEqual(raised[0][0], "InitError")
+                self.assertTrue(raised[0][1].startswith("flagshim.resolve('cuda:0'): invalid setting: " + bad), raised[0])
 
     def test_bad_device(self):
         got = support.result(
@@ -363,10 +410,13 @@ class TestMusaMachine(unittest.TestCase):
         self.assertNotIn("info", summary, "--brief leaves info out")
         self.assertEqual(summary["resolve"], {"cuda:1": "flagos:1", "musa": "musa"})
         self.assertEqual(summary["abi_version"], [1, 1])
+        self.assertEqual(list(summary)[0], "verdict")
+        self.assertTrue(summary["verdict"].startswith("musa: 2 devices"), summary["verdict"])
         self.assertEqual(summary["cuda"], {"vendor": "Moore Threads", "available": True, "device_count": 2})
         p = run("--resolve", "nope:1")
         self.assertEqual(p.returncode, 1)
         self.assertIn("'nope:1'", p.stderr)
+        self.assertTrue(p.stderr.startswith("flagshim.resolve('nope:1'): "), "one prefix: " + p.stderr)
         self.assertEqual(run("--bogus").returncode, 2, "bad usage")
 
     def test_python_m_flagshim(self):
@@ -379,7 +429,7 @@ class TestMusaMachine(unittest.TestCase):
         summary = json.loads(p.stdout)
         self.assertEqual(summary["resolve"], {"cuda:0": "flagos:0"})
         self.assertTrue(summary["alias_active"])
-        self.assertEqual(summary["info"]["schema_version"], 1)
+        self.assertEqual(summary["info"]["schema_version"], 2)
         p = subprocess.run([*support.PYTHON, "-m", "flagshim"], env=dict(env, FLAGOS_ALIAS_CUDA="bogus"),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
         self.assertEqual(p.returncode, 1)

@@ -143,7 +143,7 @@ func (s *Supervisor) probe(t device.Type, dry func() (tier.Facts, bool)) tier.Fa
 			if f.Extra == nil {
 				f.Extra = map[string]string{}
 			}
-			f.Extra["isolated.child"] = "none: no code of the driver would run (see the reason), so there was nothing to isolate"
+			f.Extra["isolated.child"] = "none: no code of the driver would run (see the reason)"
 			s.cfg.Log.Debug("isolated probe without a child", zap.String("vendor", string(t)), zap.String("reason", f.Result.Reason))
 			return f
 		}
