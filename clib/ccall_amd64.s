@@ -20,24 +20,45 @@
 //	128 preArg
 //	136 r0 (pre's result)
 // runtime.cgocall runs it on the system stack with the block's address in
-// DI. The frame (48 bytes and the saved BP) keeps SP 16-byte aligned at the
-// CALL; args[6..10] go to the stack, the block's address to 40(SP).
+// DI. The frame (64 bytes and the saved BP) keeps SP 16-byte aligned at the
+// CALL; args[6..10] go to the stack.
+//
+// The block lives in the calling goroutine's frame, and a C function may
+// call back into Go (purego.NewCallback): the callback runs on that
+// goroutine, whose stack may then grow and move, block included. So the
+// trampoline never keeps the block's address across a C call: it keeps
+// the block's distance below the top of the goroutine's stack (which a
+// move preserves) and finds the block again after each call, exactly as
+// cgo's own wrappers do (cmd/cgo/out.go: _cgo_topofstack() before and
+// after). _cgo_topofstack is the runtime's g.m.curg.stack.hi, written for
+// C callers (runtime/asm_amd64.s; it clobbers AX and CX only).
+//	40(SP) the block's distance below the stack's top
+//	48(SP) the result of the last C call, while the block is found again
+#define FINDBLOCK \
+	CALL _cgo_topofstack(SB); \
+	SUBQ 40(SP), AX; \
+	MOVQ AX, R11
+
 GLOBL ·ctrampABI0(SB), NOPTR|RODATA, $8
 DATA ·ctrampABI0(SB)/8, $ctramp<>(SB)
-TEXT ctramp<>(SB), NOSPLIT, $48
-	MOVQ DI, 40(SP)
-	MOVQ 120(DI), R10
+TEXT ctramp<>(SB), NOSPLIT, $64
+	MOVQ DI, R11
+	CALL _cgo_topofstack(SB)
+	SUBQ R11, AX
+	MOVQ AX, 40(SP)
+	MOVQ 120(R11), R10
 	TESTQ R10, R10
 	JEQ main
-	MOVQ 128(DI), DI
+	MOVQ 128(R11), DI
 	XORL AX, AX
 	CALL R10
-	MOVQ 40(SP), R11
+	MOVQ AX, 48(SP)
+	FINDBLOCK
+	MOVQ 48(SP), AX
 	MOVQ AX, 136(R11)
 	TESTL AX, AX
 	JNE done
 main:
-	MOVQ 40(SP), R11
 	MOVQ 64(R11), AX
 	MOVQ AX, 0(SP)
 	MOVQ 72(R11), AX
@@ -57,7 +78,9 @@ main:
 	MOVQ 0(R11), R10
 	XORL AX, AX
 	CALL R10
-	MOVQ 40(SP), R11
+	MOVQ AX, 48(SP)
+	FINDBLOCK
+	MOVQ 48(SP), AX
 	MOVQ AX, 104(R11)
 	MOVQ 8(R11), R10
 	TESTQ R10, R10
@@ -66,8 +89,9 @@ main:
 	JNE done
 	XORL AX, AX
 	CALL R10
-	MOVQ 40(SP), R11
+	MOVQ AX, 48(SP)
+	FINDBLOCK
+	MOVQ 48(SP), AX
 	MOVQ AX, 112(R11)
 done:
 	RET
-
