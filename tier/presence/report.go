@@ -95,6 +95,8 @@ type Env struct {
 	search    func(*clib.Library)
 	// noShutdown: WithoutShutdown.
 	noShutdown bool
+	// progress: WithProgress.
+	progress func(step string)
 }
 
 // Option configures NewEnv.
@@ -146,6 +148,24 @@ func NewEnv(opts ...Option) *Env {
 		e.root = "/"
 	}
 	return e
+}
+
+// WithProgress returns a copy of e whose sources report each step they
+// are about to take ("NVML: init", "NVML: device 1") to f, so that a
+// caller that stops waiting for a library that hangs can say where it
+// hung (the driver core bounds the presence tier by its init timeout). f
+// must be cheap and safe for concurrent use.
+func (e *Env) WithProgress(f func(step string)) *Env {
+	c := *e
+	c.progress = f
+	return &c
+}
+
+// Step reports that a source is about to take step (see WithProgress).
+func (e *Env) Step(step string) {
+	if e.progress != nil {
+		e.progress(step)
+	}
 }
 
 // Lookup reads a variable, telling unset from empty.
