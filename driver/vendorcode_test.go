@@ -9,7 +9,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // Code a vendor description carries (its presence function, its adapters)
@@ -33,7 +33,7 @@ func libcVendor(panicOn Op) *Vendor {
 	}
 	v := &Vendor{
 		Type: "acme", Name: "Acme", ErrorPrefix: "ACME_", VersionBase: 1000, Context: CurrentDevice,
-		Library: Library{Name: "libc", Sonames: []string{"libc.so.6"}},
+		Library: clib.Library{Name: "libc", Sonames: []string{"libc.so.6"}},
 		Symbols: map[Op][]string{OpInit: {"abs"}},
 		Adapters: map[Op]Adapter{
 			OpDriverVersion: put(13000), OpDeviceCount: put(1), OpDeviceGet: ok, OpDeviceName: ok,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // TestPresenceHangs: a management library that never returns from its init,

@@ -12,9 +12,9 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/examples/acme"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // A registered vendor whose own Go code panics (its presence function, an
@@ -47,7 +47,7 @@ func init() {
 	}
 	adapters[driver.OpDeviceName] = func(*clib.Func, ...uintptr) int { panic(namePanic) }
 	v.Adapters = adapters
-	if err := drivers.Register(&v); err != nil {
+	if err := vendors.Register(&v); err != nil {
 		panic(err)
 	}
 }
