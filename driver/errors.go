@@ -25,6 +25,9 @@ var (
 	// value. The backend, or the call, is not available: the panic never
 	// reaches the host.
 	ErrPanic = errors.New("driver: the vendor's code panicked")
+	// ErrImplausible: the driver answered a value that breaks an
+	// invariant (more memory free than there is).
+	ErrImplausible = errors.New("driver: implausible value from the driver")
 
 	// The loader's errors, for errors.Is on a backend's unavailable error.
 	ErrLibraryNotFound = clib.ErrNotFound         // no candidate could be opened

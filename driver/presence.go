@@ -127,6 +127,7 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 	id := b.identify(lib.Path, f.PCIBusIDs, names)
 	f.Vendor, f.VendorFacts = id.maker, id.facts
 	for i, d := range chosen.Devices {
+		presence.Plausible(&d) // a source not built on presence.Query, too
 		f.Devices = append(f.Devices, device.Properties{Name: d.Name, Vendor: id.byDevice[i], UUID: d.UUID, TotalMemory: d.TotalMemory, Major: d.Major, Minor: d.Minor})
 		f.FreeMemory = append(f.FreeMemory, d.FreeMemory)
 		f.Parents = append(f.Parents, d.Parent)

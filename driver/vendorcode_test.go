@@ -110,3 +110,33 @@ func TestPresenceHangs(t *testing.T) {
 	assert.Contains(t, r.Reason, "its thread is left behind")
 	assert.Equal(t, "presence", b.Describe().Extra["tier"])
 }
+
+// TestImplausibleValues: what a driver answers is checked for the
+// invariants every answer keeps: more memory free than there is is an
+// error (ErrImplausible), a negative capability is unknown (0).
+func TestImplausibleValues(t *testing.T) {
+	v := libcVendor(numOps)
+	v.Attributes = Attributes{MultiprocessorCount: 16, ComputeCapabilityMajor: 75, ComputeCapabilityMinor: 76}
+	v.Adapters[OpDeviceAttribute] = func(_ *clib.Func, args ...uintptr) int {
+		*(*int32)(clib.Ptr(args[0])) = -3
+		return 0
+	}
+	v.Symbols[OpMemGetInfo] = []string{"abs"} // resolved, so the feature is on; the adapter answers
+	v.Adapters[OpMemGetInfo] = func(_ *clib.Func, args ...uintptr) int {
+		*(*uint64)(clib.Ptr(args[0])) = 2 << 30 // free
+		*(*uint64)(clib.Ptr(args[1])) = 1 << 30 // total
+		return 0
+	}
+	b := New(v)
+	if r := b.Available(); !r.Available {
+		t.Skipf("the C library cannot serve as a driver here: %s", r.Reason)
+	}
+	p, err := b.Properties(0)
+	require.NoError(t, err)
+	assert.Zero(t, p.Major)
+	assert.Zero(t, p.Minor)
+	assert.Zero(t, p.MultiProcessors)
+	_, _, err = b.MemInfo(0)
+	assert.ErrorIs(t, err, ErrImplausible)
+	assert.ErrorContains(t, err, "2147483648 bytes free of 1073741824")
+}

@@ -111,20 +111,3 @@ func loadedPath(h uintptr) string {
 // ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
-
-// GoString copies the NUL-terminated C string at p, scanning at most max
-// bytes: a string with no NUL in its first max bytes is cut there, so a
-// missing terminator cannot walk off the end of its mapping. p == 0 or
-// max <= 0 gives "". p must point to memory owned by C (a driver's static
-// strings, the loader's file names); MaxCString is the usual bound.
-func GoString(p uintptr, max int) string {
-	if p == 0 || max <= 0 {
-		return ""
-	}
-	base := ptr(p)
-	n := 0
-	for n < max && *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
-}

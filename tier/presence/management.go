@@ -218,6 +218,9 @@ func (m *Management) devices(e *Env, label string, n int, notes *[]string) ([]De
 		case err != nil:
 			return nil, err
 		}
+		for _, why := range Plausible(&d) {
+			*notes = append(*notes, name()+": "+why)
+		}
 		d.Index = len(all)
 		all = append(all, d)
 	}

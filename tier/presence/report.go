@@ -3,6 +3,7 @@ package presence
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -44,6 +45,10 @@ var (
 	ErrUndecidable = errors.New("presence: visibility cannot be decided without the driver")
 	// ErrPanic: a call panicked; the panic is in the message.
 	ErrPanic = errors.New("presence: internal panic")
+	// ErrImplausible: a value a library answered breaks an invariant
+	// (more memory free than there is, a size whose bytes overflow 64
+	// bits): it is left unknown, with a note.
+	ErrImplausible = errors.New("presence: implausible value")
 )
 
 // Report is the answer of one source.
@@ -202,6 +207,33 @@ func CheckCount(r *Report, what, fn string, n uint64) bool {
 	r.Err = fmt.Errorf("%w: %s reported %d devices", ErrTooManyDevices, fn, n)
 	r.Reason = fmt.Sprintf("%s: %s reported %d devices, more than the %d flagshim accepts: the library is broken", what, fn, n, device.MaxDevices)
 	return false
+}
+
+// MB is n megabytes (MiB, as the management libraries count) in bytes;
+// an error matching ErrImplausible, naming what, when they do not fit in
+// 64 bits (2^62 MB once became 0 bytes).
+func MB(n uint64, what string) (uint64, error) {
+	if n > math.MaxUint64>>20 {
+		return 0, fmt.Errorf("%w: %s is %d MB, more bytes than 64 bits hold: left unknown", ErrImplausible, what, n)
+	}
+	return n << 20, nil
+}
+
+// Plausible leaves unknown (0) what in d breaks an invariant every answer
+// keeps (free memory within the total, a compute capability that is not
+// negative) and says what it left out, one sentence each: no source's
+// device carries an impossible value, whatever its library answered.
+func Plausible(d *Device) []string {
+	var out []string
+	if d.TotalMemory != 0 && d.FreeMemory > d.TotalMemory {
+		out = append(out, fmt.Sprintf("%v: %d bytes free of %d: free memory left unknown", ErrImplausible, d.FreeMemory, d.TotalMemory))
+		d.FreeMemory = 0
+	}
+	if d.Major < 0 || d.Minor < 0 {
+		out = append(out, fmt.Sprintf("%v: compute capability %d.%d: left unknown", ErrImplausible, d.Major, d.Minor))
+		d.Major, d.Minor = 0, 0
+	}
+	return out
 }
 
 // Visibility formats the variable that was applied: "" when it is unset.
