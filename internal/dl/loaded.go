@@ -89,23 +89,32 @@ var dlinfoAddr = sync.OnceValue(func() uintptr {
 })
 
 // loadedPath asks the dynamic loader which file the handle h belongs to
-// (dlinfo RTLD_DI_LINKMAP, then link_map.l_name). It returns "" when the
-// loader cannot say.
-func loadedPath(h uintptr) string {
-	fn := dlinfoAddr()
-	if fn == 0 || h == 0 {
-		return ""
-	}
-	var lm uintptr
-	runtime.LockOSThread()
-	r, _, _ := purego.SyscallN(fn, h, rtldDILinkmap, uintptr(unsafe.Pointer(&lm)))
-	runtime.UnlockOSThread()
-	if r != 0 || lm == 0 {
+// (dlinfo RTLD_DI_LINKMAP, then link_map.l_name), the file checked for an
+// object this package loaded through /proc/self/fd/N. It returns "" when
+// the loader cannot say.
+func loadedPath(h uintptr) string { return checkedName(rawLoadedPath(h)) }
+
+// rawLoadedPath is the loader's own name of h's object (l_name).
+func rawLoadedPath(h uintptr) string {
+	lm, ok := linkMap(dlinfoAddr(), h)
+	if !ok {
 		return ""
 	}
 	// struct link_map { ElfW(Addr) l_addr; char *l_name; ... }
 	name := *(*uintptr)(unsafe.Add(ptr(lm), unsafe.Sizeof(uintptr(0))))
 	return GoString(name, MaxCString)
+}
+
+// linkMap is h's struct link_map (dlinfo RTLD_DI_LINKMAP, through fn).
+func linkMap(fn, h uintptr) (uintptr, bool) {
+	if fn == 0 || h == 0 {
+		return 0, false
+	}
+	var lm uintptr
+	runtime.LockOSThread()
+	r, _, _ := purego.SyscallN(fn, h, rtldDILinkmap, uintptr(unsafe.Pointer(&lm)))
+	runtime.UnlockOSThread()
+	return lm, r == 0 && lm != 0
 }
 
 // ptr turns an address owned by C into a pointer without tripping go vet's
