@@ -140,3 +140,23 @@ func TestImplausibleValues(t *testing.T) {
 	assert.ErrorIs(t, err, ErrImplausible)
 	assert.ErrorContains(t, err, "2147483648 bytes free of 1073741824")
 }
+
+// TestContainerPanics: the container facts' functions (for CDI specs) are
+// vendor code too: a panic is an error matching ErrPanic.
+func TestContainerPanics(t *testing.T) {
+	c := Container{
+		Nodes:      func(*presence.Env, []DeviceRef) ([][]string, []error) { panic("acme's nodes break") },
+		Companions: func(string) []string { panic("acme's companions break") },
+	}
+	_, _, err := c.NodesOf(presence.NewEnv(), []DeviceRef{{Index: 0}})
+	assert.ErrorIs(t, err, ErrPanic)
+	assert.ErrorContains(t, err, "acme's nodes break")
+	_, err = c.CompanionsOf("/usr/lib/libacme.so.1")
+	assert.ErrorIs(t, err, ErrPanic)
+	assert.ErrorContains(t, err, "acme's companions break")
+	var none Container
+	nodes, errs, err := none.NodesOf(presence.NewEnv(), nil)
+	assert.Nil(t, nodes)
+	assert.Nil(t, errs)
+	assert.NoError(t, err)
+}
