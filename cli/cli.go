@@ -45,6 +45,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	// The CLI is its own isolated probe child: when this process was
 	// started as one by the supervisor, this answers and exits.
 	flagshim.ServeProbeChild()
+	stdout, giveBack := ownStdout(stdout, stderr)
+	defer giveBack()
 	out := &checkedWriter{w: stdout}
 	code := run(args, out, stderr)
 	// An isolated probe's child answers before its driver's teardown is

@@ -11,6 +11,7 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/report"
+	"github.com/flagos-ai/flagshim/tier"
 )
 
 // writeExplain prints each decision and the facts it rests on, in sentences.
@@ -42,6 +43,9 @@ func writeExplain(w io.Writer, s report.Info) error {
 	b.WriteString("\nBackends:\n")
 	fmt.Fprintf(&b, "  The vendor backends' probes were answered by the %s tier (%s): %s.\n",
 		s.Probe, tierMeaning(s.Probe), chosenBy(s))
+	if s.Probe == tier.Presence {
+		b.WriteString(presenceAdvice)
+	}
 	for _, be := range s.Backends {
 		reason := be.Reason // another backend's reason is a pointer to it (report.Options.Refer)
 		if be.Tier != "" && be.Tier != s.Probe {
@@ -118,6 +122,13 @@ func writeExplain(w io.Writer, s report.Info) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// presenceAdvice is what the presence tier cannot contain, and the tier
+// to choose then.
+const presenceAdvice = "  The presence tier runs each vendor's management library in this process: one that hangs is" +
+	" \"not available: timed out\" after FLAGOS_PROBE_TIMEOUT, but one that crashes or exits takes this process with it." +
+	" Where a vendor's management library is known to crash, choose the isolated tier (--probe isolated," +
+	" FLAGOS_PROBE=isolated): a child process answers, and a crash costs only the child.\n"
 
 // whose says whose runtime answered an available backend and the facts
 // that say so (report.Backend.Vendor, VendorFacts): what tells a

@@ -85,6 +85,8 @@ func TestProbeBeforeTheCommand(t *testing.T) {
 	code, out, errOut := runCLI("--probe", "presence", "explain")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "  The vendor backends' probes were answered by the presence tier (management libraries and device nodes; no driver initialized): --probe presence chose it.\n")
+	assert.Contains(t, out, "one that crashes or exits takes this process with it. Where a vendor's management library is known to crash, choose the isolated tier",
+		"explain says what the presence tier cannot contain, and which tier to choose")
 	code, out, errOut = runCLI("--probe", "presence", "list")
 	assert.Equal(t, exitOK, code, errOut)
 	assert.True(t, strings.HasPrefix(out, "cpu:0: "), out)

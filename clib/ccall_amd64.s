@@ -20,24 +20,40 @@
 //	128 preArg
 //	136 r0 (pre's result)
 // runtime.cgocall runs it on the system stack with the block's address in
-// DI. The frame (48 bytes and the saved BP) keeps SP 16-byte aligned at the
-// CALL; args[6..10] go to the stack, the block's address to 40(SP).
+// DI.
+//
+// The block lives in the calling goroutine's frame, and a C function may
+// call back into Go (purego.NewCallback): the callback runs on that
+// goroutine, whose stack may then grow and move, block included. So the
+// trampoline never uses the block's address after a C call: it reads
+// everything the calls need into its own frame (on the system stack,
+// which does not move) first, keeps the results there, and writes them
+// once at the end into the block found again from the top of the
+// goroutine's stack (the block's distance below it survives a move), as
+// cgo's own wrappers do (cmd/cgo/out.go: _cgo_topofstack() before and
+// after). _cgo_topofstack is the runtime's g.m.curg.stack.hi, written for
+// C callers (runtime/asm_amd64.s; it clobbers AX and CX only). Two such
+// lookups a call, whatever the chain.
+//
+// The frame (144 bytes and the saved BP) keeps SP 16-byte aligned at each
+// CALL:
+//	0..32   args[6..10], fn's arguments on the C stack (pre takes none, so
+//	        they survive its call)
+//	40      the block's distance below the top of the goroutine's stack
+//	48      r0, 56 r1, 64 r2 (0 for a call that did not run)
+//	72      then
+//	80      fn, 88..128 args[0..5] (kept across pre's call)
 GLOBL ·ctrampABI0(SB), NOPTR|RODATA, $8
 DATA ·ctrampABI0(SB)/8, $ctramp<>(SB)
-TEXT ctramp<>(SB), NOSPLIT, $48
-	MOVQ DI, 40(SP)
-	MOVQ 120(DI), R10
-	TESTQ R10, R10
-	JEQ main
-	MOVQ 128(DI), DI
+TEXT ctramp<>(SB), NOSPLIT, $144
+	MOVQ DI, R11
+	CALL _cgo_topofstack(SB)
+	SUBQ R11, AX
+	MOVQ AX, 40(SP)
 	XORL AX, AX
-	CALL R10
-	MOVQ 40(SP), R11
-	MOVQ AX, 136(R11)
-	TESTL AX, AX
-	JNE done
-main:
-	MOVQ 40(SP), R11
+	MOVQ AX, 48(SP)
+	MOVQ AX, 56(SP)
+	MOVQ AX, 64(SP)
 	MOVQ 64(R11), AX
 	MOVQ AX, 0(SP)
 	MOVQ 72(R11), AX
@@ -48,6 +64,40 @@ main:
 	MOVQ AX, 24(SP)
 	MOVQ 96(R11), AX
 	MOVQ AX, 32(SP)
+	MOVQ 8(R11), AX
+	MOVQ AX, 72(SP)
+	MOVQ 120(R11), R10
+	TESTQ R10, R10
+	JEQ direct
+	MOVQ 0(R11), AX
+	MOVQ AX, 80(SP)
+	MOVQ 16(R11), AX
+	MOVQ AX, 88(SP)
+	MOVQ 24(R11), AX
+	MOVQ AX, 96(SP)
+	MOVQ 32(R11), AX
+	MOVQ AX, 104(SP)
+	MOVQ 40(R11), AX
+	MOVQ AX, 112(SP)
+	MOVQ 48(R11), AX
+	MOVQ AX, 120(SP)
+	MOVQ 56(R11), AX
+	MOVQ AX, 128(SP)
+	MOVQ 128(R11), DI
+	XORL AX, AX
+	CALL R10
+	MOVQ AX, 48(SP)
+	TESTL AX, AX
+	JNE done
+	MOVQ 88(SP), DI
+	MOVQ 96(SP), SI
+	MOVQ 104(SP), DX
+	MOVQ 112(SP), CX
+	MOVQ 120(SP), R8
+	MOVQ 128(SP), R9
+	MOVQ 80(SP), R10
+	JMP call
+direct:
 	MOVQ 16(R11), DI
 	MOVQ 24(R11), SI
 	MOVQ 32(R11), DX
@@ -55,19 +105,25 @@ main:
 	MOVQ 48(R11), R8
 	MOVQ 56(R11), R9
 	MOVQ 0(R11), R10
+call:
 	XORL AX, AX
 	CALL R10
-	MOVQ 40(SP), R11
-	MOVQ AX, 104(R11)
-	MOVQ 8(R11), R10
+	MOVQ AX, 56(SP)
+	MOVQ 72(SP), R10
 	TESTQ R10, R10
 	JEQ done
 	TESTL AX, AX
 	JNE done
 	XORL AX, AX
 	CALL R10
-	MOVQ 40(SP), R11
-	MOVQ AX, 112(R11)
+	MOVQ AX, 64(SP)
 done:
+	CALL _cgo_topofstack(SB)
+	SUBQ 40(SP), AX
+	MOVQ 48(SP), CX
+	MOVQ CX, 136(AX)
+	MOVQ 56(SP), CX
+	MOVQ CX, 104(AX)
+	MOVQ 64(SP), CX
+	MOVQ CX, 112(AX)
 	RET
-

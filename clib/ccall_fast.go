@@ -40,8 +40,11 @@ func runtime_cgocall(fn uintptr, arg unsafe.Pointer) int32
 
 // ccall calls fn with at most 11 integer arguments that are values or C
 // addresses (never addresses of Go memory) and returns its result register.
-// It allocates nothing: the block stays on the goroutine's stack, which does
-// not move while the call is in C.
+// It allocates nothing: the block stays on the goroutine's stack. That
+// stack may move during the call when the C function calls back into Go
+// and the callback grows it; the trampoline then finds the block again
+// from the top of the stack before it writes a result (ccall_amd64.s), as
+// cgo's wrappers do.
 func ccall(fn uintptr, args []uintptr) uintptr {
 	var b cblock
 	b.fn = fn

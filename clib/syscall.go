@@ -20,8 +20,11 @@ func syscallN(fn uintptr, args []uintptr) uintptr {
 const MaxCString = dl.MaxCString
 
 // GoString copies the NUL-terminated C string at p (memory owned by C: a
-// driver's static strings), scanning at most max bytes, so a missing
-// terminator cannot walk off its mapping. p == 0 gives "".
+// driver's static strings), scanning at most max bytes and never into a
+// page that cannot be read (the kernel is asked before each new page), so
+// a missing terminator cannot walk off its mapping: the string is cut
+// there. p == 0 gives "". A string in a buffer of known length is read with
+// that length as max, or with CString.
 func GoString(p uintptr, max int) string { return dl.GoString(p, max) }
 
 // CString is the text of a NUL-terminated buffer a C function filled (all

@@ -19,6 +19,11 @@ func (a *api) check(op Op, c int) error {
 	if c == 0 {
 		return nil
 	}
+	if c == codePanic {
+		if err := a.panicked(op); err != nil {
+			return err
+		}
+	}
 	return a.errorOf(op, c)
 }
 

@@ -49,6 +49,37 @@ type Container struct {
 	VisibleEnv string
 }
 
+// NodesOf calls c.Nodes behind the recovery every function of a vendor
+// description runs behind: a panic of the vendor's code is an error
+// matching ErrPanic, with the panic's message, never the host's end. nil,
+// nil, nil where c.Nodes is nil.
+func (c *Container) NodesOf(e *presence.Env, devs []DeviceRef) (nodes [][]string, errs []error, err error) {
+	if c.Nodes == nil {
+		return nil, nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			nodes, errs, err = nil, nil, fmt.Errorf("%w: Container.Nodes panicked: %v", ErrPanic, r)
+		}
+	}()
+	nodes, errs = c.Nodes(e, devs)
+	return nodes, errs, nil
+}
+
+// CompanionsOf calls c.Companions behind the same recovery (see NodesOf);
+// nil, nil where it is nil.
+func (c *Container) CompanionsOf(driverFile string) (patterns []string, err error) {
+	if c.Companions == nil {
+		return nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			patterns, err = nil, fmt.Errorf("%w: Container.Companions panicked: %v", ErrPanic, r)
+		}
+	}()
+	return c.Companions(driverFile), nil
+}
+
 // DeviceRef is one device as a tier knows it, for Container.Nodes.
 type DeviceRef struct {
 	Index    int    // the visible index

@@ -20,6 +20,14 @@ var (
 	ErrInvalidContext = errors.New("driver: invalid context")          // *_ERROR_INVALID_CONTEXT
 	ErrTimedOut       = errors.New("driver: init timed out")           // the driver's init did not return in time
 	ErrTooManyDevices = errors.New("driver: implausible device count") // more devices than MaxDevices
+	// ErrPanic: code of the vendor's description (its presence sources, an
+	// adapter) or the driver's load panicked; the message has the panic's
+	// value. The backend, or the call, is not available: the panic never
+	// reaches the host.
+	ErrPanic = errors.New("driver: the vendor's code panicked")
+	// ErrImplausible: the driver answered a value that breaks an
+	// invariant (more memory free than there is).
+	ErrImplausible = errors.New("driver: implausible value from the driver")
 
 	// The loader's errors, for errors.Is on a backend's unavailable error.
 	ErrLibraryNotFound = clib.ErrNotFound         // no candidate could be opened

@@ -129,7 +129,7 @@ func (b *Backend) openLibrary(p *progress) (ls *libState) {
 	ls = &libState{}
 	defer func() {
 		if r := recover(); r != nil {
-			ls.api, ls.err, ls.reason = nil, errors.New("panic"), fmt.Sprintf("%s: loading the driver panicked: %v", v.Type, r)
+			ls.api, ls.err, ls.reason = nil, ErrPanic, fmt.Sprintf("%s: loading the driver panicked: %v", v.Type, r)
 		}
 	}()
 	if skipped, ok := b.withoutNodes(); ok {
@@ -223,7 +223,7 @@ func (b *Backend) initDriver(s *state, p *progress) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.devs, s.count = nil, -1
-			s.fail(nil, fmt.Sprintf("%s: initializing the driver panicked: %v", v.Type, r))
+			s.fail(ErrPanic, fmt.Sprintf("%s: initializing the driver panicked: %v", v.Type, r))
 		}
 	}()
 	p.at(a.sym(OpInit))

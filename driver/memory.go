@@ -36,6 +36,9 @@ func (b *Backend) MemInfo(index int) (free, total uint64, err error) {
 	if err != nil {
 		return 0, 0, s.opErr(OpMemGetInfo, d, err)
 	}
+	if free > total {
+		return 0, 0, fmt.Errorf("%w: %s(device %d) answered %d bytes free of %d", ErrImplausible, s.api.sym(OpMemGetInfo), d.ordinal, free, total)
+	}
 	return free, total, nil
 }
 

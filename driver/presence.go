@@ -3,6 +3,9 @@ package driver
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/tier"
@@ -25,15 +28,54 @@ func WithPresence(e *presence.Env) Option {
 // the sources say: the exact calls would have no driver to use.
 // DriverVersion is the source's (the kernel driver's, "580.95.05"), not the
 // driver API's.
+//
+// The sources run under the exact tier's bound (WithInitTimeout,
+// FLAGOS_PROBE_TIMEOUT) and its recovery: a management library that hangs
+// (in its init, its count, a name) leaves its thread behind and the backend
+// is "not available", naming the step that did not return; a panic of the
+// vendor's code is the backend's "not available" with the panic's message
+// (Vendor.PresenceReports).
 func (b *Backend) PresenceFacts(e *presence.Env) tier.Facts {
-	var reports []presence.Report
-	switch {
-	case b.v.Presence != nil:
-		reports = b.v.Presence(e)
-	case len(b.v.DeviceNodes.Prefixes) > 0:
-		reports = []presence.Report{presence.Nodes(b.v.DeviceNodes, e)}
+	p := &progress{}
+	e = e.WithProgress(p.at)
+	reports, ok := guarded(time.Now().Add(b.o.timeout), func() []presence.Report { return b.v.PresenceReports(e) })
+	if !ok {
+		step := p.current()
+		if step == "" {
+			step = "the vendor's presence sources"
+		}
+		why := fmt.Sprintf("%s did not return within %s (FLAGOS_PROBE_TIMEOUT): the management library hangs; its thread is left behind and %s is not available in this process; FLAGOS_PROBE=isolated asks a child process instead",
+			step, b.o.timeout, b.v.Type)
+		b.o.log.Info(string(b.v.Type)+" presence timed out", zap.String("step", step))
+		f := b.composeFacts([]presence.Report{{Source: "presence", Err: ErrTimedOut, Reason: why}})
+		f.Result.Reason = fmt.Sprintf("%s: presence: %s", b.v.Type, why)
+		return f
 	}
 	return b.composeFacts(reports)
+}
+
+// PresenceReports asks the vendor's presence sources in e: Presence, else
+// a count of its DeviceNodes; nil when it has neither. A panic of the
+// vendor's code is recovered: the answer is then one Report whose Err
+// matches presence.ErrPanic and ErrPanic, with the panic's message. It has
+// no deadline of its own (PresenceFacts bounds it).
+func (v *Vendor) PresenceReports(e *presence.Env) (reports []presence.Report) {
+	switch {
+	case v.Presence != nil:
+		defer func() {
+			if r := recover(); r != nil {
+				reports = []presence.Report{{
+					Source: "presence",
+					Err:    fmt.Errorf("%w: %w: %v", presence.ErrPanic, ErrPanic, r),
+					Reason: fmt.Sprintf("the %s vendor's presence function panicked: %v", v.Type, r),
+				}}
+			}
+		}()
+		return v.Presence(e)
+	case len(v.DeviceNodes.Prefixes) > 0:
+		return []presence.Report{presence.Nodes(v.DeviceNodes, e)}
+	}
+	return nil
 }
 
 func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
@@ -85,6 +127,7 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 	id := b.identify(lib.Path, f.PCIBusIDs, names)
 	f.Vendor, f.VendorFacts = id.maker, id.facts
 	for i, d := range chosen.Devices {
+		presence.Plausible(&d) // a source not built on presence.Query, too
 		f.Devices = append(f.Devices, device.Properties{Name: d.Name, Vendor: id.byDevice[i], UUID: d.UUID, TotalMemory: d.TotalMemory, Major: d.Major, Minor: d.Minor})
 		f.FreeMemory = append(f.FreeMemory, d.FreeMemory)
 		f.Parents = append(f.Parents, d.Parent)

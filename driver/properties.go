@@ -61,6 +61,9 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 			}
 			return p, s.opErr(OpDeviceAttribute, d, fmt.Errorf("attribute %d: %w", x.attr, err))
 		}
+		if *x.dst < 0 {
+			*x.dst = 0 // no count or capability is negative: unknown
+		}
 	}
 	if a.has(OpDeviceUUID) {
 		u, err := a.deviceUUID(d)

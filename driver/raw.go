@@ -1,6 +1,10 @@
 package driver
 
 import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
 	"github.com/flagos-ai/flagshim/clib"
 )
 
@@ -17,6 +21,9 @@ type api struct {
 	fn     [numOps]clib.Func // unresolved (OK false): the library lacks the operation
 	narrow [numOps]bool      // found under a 32-bit legacy name
 	adapt  [numOps]Adapter   // Vendor.Adapters, by operation; nil: CUDA's shape
+	// panics holds, by operation, the last panic of its adapter (see
+	// adapted); nil: none.
+	panics [numOps]atomic.Pointer[string]
 	// syncContext: Synchronize waits for a context it names
 	// (OpSynchronizeContext; see synchronizesContexts).
 	syncContext bool
@@ -54,9 +61,37 @@ func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 //go:uintptrescapes
 func (a *api) call(op Op, args ...uintptr) int {
 	if ad := a.adapt[op]; ad != nil {
-		return ad(&a.fn[op], args...)
+		return a.adapted(op, ad, args)
 	}
 	return a.fn[op].CallCode(args...)
+}
+
+// codePanic is the result of an adapter that panicked (adapted): check
+// turns it into an error matching ErrPanic and device.ErrNotAvailable.
+const codePanic = math.MinInt32
+
+// adapted calls the vendor's adapter for op, recovering a panic: the
+// vendor's code never takes the host down. The call's result is then
+// codePanic, and the panic's message is kept for check.
+func (a *api) adapted(op Op, ad Adapter, args []uintptr) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprint(r)
+			a.panics[op].Store(&msg)
+			code = codePanic
+		}
+	}()
+	return ad(&a.fn[op], args...)
+}
+
+// panicked is the error of op's adapter's last panic; nil when it never
+// panicked.
+func (a *api) panicked(op Op) error {
+	msg := a.panics[op].Load()
+	if msg == nil {
+		return nil
+	}
+	return &unavailable{reason: fmt.Sprintf("%s: the vendor's adapter for %s panicked: %s", a.v.Type, a.sym(op), *msg), cause: ErrPanic}
 }
 
 // has reports whether the library has every one of ops.
@@ -111,7 +146,7 @@ func symName(v *Vendor, op Op) string {
 // a helper in between would lose that guarantee.
 func (a *api) callList(op Op, args []uintptr) int {
 	if ad := a.adapt[op]; ad != nil {
-		return ad(&a.fn[op], args...)
+		return a.adapted(op, ad, args)
 	}
 	return clib.Code(a.fn[op].CallList(args))
 }

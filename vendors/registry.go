@@ -20,6 +20,11 @@ var (
 	ErrClosed = errors.New("vendors: registration is closed")
 	// ErrReserved: the type is flagshim's own (cpu, flagos).
 	ErrReserved = errors.New("vendors: reserved device type")
+	// ErrOwnedVariable: one of the vendor's variables is flagshim's own
+	// (FLAGOS_PROBE, FLAGOS_BACKEND, ...: OwnedVariables) or another
+	// registered vendor's, or the vendor names it twice. Such a vendor
+	// would change what that variable means for every later Init.
+	ErrOwnedVariable = errors.New("vendors: variable owned by flagshim or another vendor")
 )
 
 // registry is the process's: unexported, as database/sql keeps its
@@ -31,8 +36,9 @@ var registry struct {
 }
 
 // Register adds v to the vendors flagshim serves. v is read-only from now
-// on. A description that fails v.Validate, a type already registered
-// (ErrDuplicate), cpu or flagos (ErrReserved), and any call once the
+// on. A description that fails v.Validate, cpu or flagos (ErrReserved), a
+// variable flagshim or another registered vendor owns (ErrOwnedVariable),
+// a type already registered (ErrDuplicate), and any call once the
 // registry has been read (ErrClosed) are errors.
 func Register(v *driver.Vendor) error {
 	if err := v.Validate(); err != nil {
@@ -40,6 +46,9 @@ func Register(v *driver.Vendor) error {
 	}
 	if v.Type == device.CPU || v.Type == device.FlagOS {
 		return fmt.Errorf("%w: %q is flagshim's own; give the vendor a type of its own", ErrReserved, v.Type)
+	}
+	if err := ownVariables(v); err != nil {
+		return err
 	}
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
@@ -50,6 +59,9 @@ func Register(v *driver.Vendor) error {
 		if r.Type == v.Type {
 			return fmt.Errorf("%w: %q", ErrDuplicate, v.Type)
 		}
+	}
+	if err := othersVariables(v, registry.list); err != nil {
+		return err
 	}
 	registry.list = append(registry.list, v)
 	return nil

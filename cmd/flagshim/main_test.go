@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -78,7 +79,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"cmpscrub": cmpScrub,
+			"cmpscrub":  cmpScrub,
+			"jsonvalid": jsonValid,
 		},
 	})
 }
@@ -144,4 +146,17 @@ func cmpScrub(ts *testscript.TestScript, neg bool, args []string) {
 func scrub(s string) string {
 	s = cpuRE.ReplaceAllString(s, "host cpu (ARCH)${1}N cores")
 	return durationRE.ReplaceAllString(s, "DUR")
+}
+
+// jsonValid is `jsonvalid stdout|FILE`: the text is one JSON document and
+// nothing else (no line a library printed before or after it).
+func jsonValid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jsonvalid stdout|FILE")
+	}
+	text := ts.ReadFile(args[0])
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil { // one value, nothing after it
+		ts.Fatalf("%s is not one JSON document: %v\n%s", args[0], err, text)
+	}
 }

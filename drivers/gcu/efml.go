@@ -155,7 +155,8 @@ func (s *efmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(er
 	var m efmlDevMemInfo
 	if s.mem.OK() && note(c.Check("EfmlGetDevMem", s.mem.CallCode(idx, uintptr(unsafe.Pointer(&m))))) && m.memTotalSize > 0 {
 		d.TotalMemory = m.memTotalSize
-		if used := uint64(m.memUsed) << 20; used <= m.memTotalSize {
+		used, err := presence.MB(uint64(m.memUsed), "EfmlGetDevMem's mem_used")
+		if note(err) && used <= m.memTotalSize {
 			d.FreeMemory = m.memTotalSize - used
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"path"
 	"strconv"
 	"strings"
@@ -129,14 +130,20 @@ func kfdNode(e *presence.Env, id int, notes *[]string) (presence.Device, bool) {
 		d.Major, d.Minor = int(v/10000), int(v/100%100)
 	}
 	banks, _ := e.Numbered(dir+"/mem_banks", "")
+	overflow := false
 	for _, b := range banks {
 		mp, err := readProps(e, fmt.Sprintf("%s/mem_banks/%d/properties", dir, b.N))
 		if err != nil {
 			continue
 		}
 		if h := mp["heap_type"]; h == heapFrameBufferPublic || h == heapFrameBufferPrivate {
-			d.TotalMemory += mp["size_in_bytes"]
+			var carry uint64
+			d.TotalMemory, carry = bits.Add64(d.TotalMemory, mp["size_in_bytes"], 0)
+			overflow = overflow || carry != 0
 		}
+	}
+	if overflow {
+		d.TotalMemory = 0 // banks whose sizes overflow 64 bits together: unknown
 	}
 	return d, true
 }

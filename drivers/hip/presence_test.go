@@ -54,6 +54,15 @@ func TestKFD(t *testing.T) {
 	assert.Equal(t, "KFD sees 2 devices", r.Reason)
 	assert.True(t, r.Available())
 
+	// Banks whose sizes overflow 64 bits together: the memory is unknown,
+	// never their wrapped sum.
+	over := presencetest.NewTree(t)
+	kfdGPU(over, 1, "gfx90a", 0, 90010, 0, 0xc100, 1<<63, 1<<63+5)
+	over.Char("dev/kfd")
+	if r := KFD(env(over.Root)); assert.Len(t, r.Devices, 1) {
+		assert.Zero(t, r.Devices[0].TotalMemory)
+	}
+
 	r = KFD(env(tr.Root, ROCRVisibleDevicesEnv, "GPU-1234ABCD", VisibleDevicesEnv, "0"))
 	require.NoError(t, r.Err)
 	require.Len(t, r.Devices, 1)

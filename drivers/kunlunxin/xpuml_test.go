@@ -62,6 +62,15 @@ var xpumlCases = []presencetest.Case{
 		assert.Equal(t, "KUNLUNXIN P800", r.Devices[1].Name)
 		assert.Equal(t, 3, r.Devices[1].Major)
 	}},
+	// More memory free than there is (the other bindings' libraries are
+	// checked alike, by presence.Query): free memory unknown, with a note.
+	{Name: "free above total", Env: []string{"FAKE_XPUML_MEM_FREE=68719476736"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.NotEmpty(t, r.Devices)
+		assert.Equal(t, uint64(32<<30), r.Devices[0].TotalMemory)
+		assert.Zero(t, r.Devices[0].FreeMemory)
+		assert.Contains(t, presencetest.Notes(r), "68719476736 bytes free of 34359738368: free memory left unknown")
+	}},
 	{Name: "no permission", Env: []string{"FAKE_XPUML_INIT_RESULT=4"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		assert.ErrorIs(t, r.Err, presence.ErrInit)
 		assert.Contains(t, r.Reason, "XPUML_ERROR_NO_PERMISSION")

@@ -175,9 +175,12 @@ func (s *cndevSyms) device(c *clib.Codes, i int, d *presence.Device, note func(e
 	if s.memory.OK() {
 		var m cndevMemoryInfoV2
 		if note(c.Check("cndevGetMemoryUsageV2", s.memory.CallCode(uintptr(unsafe.Pointer(&m)), dev))) && m.physicalMemoryTotal > 0 {
-			d.TotalMemory = uint64(m.physicalMemoryTotal) << 20
-			if used := m.physicalMemoryUsed; used >= 0 && used <= m.physicalMemoryTotal {
-				d.FreeMemory = uint64(m.physicalMemoryTotal-used) << 20
+			total, err := presence.MB(uint64(m.physicalMemoryTotal), "cndevGetMemoryUsageV2's physicalMemoryTotal")
+			if note(err) {
+				d.TotalMemory = total
+				if used := m.physicalMemoryUsed; used >= 0 && used <= m.physicalMemoryTotal {
+					d.FreeMemory, _ = presence.MB(uint64(m.physicalMemoryTotal-used), "") // within the total, which fits
+				}
 			}
 		}
 	}

@@ -83,6 +83,25 @@ var cndevCases = []presencetest.Case{
 			assert.Equal(t, "MLU_VISIBLE_DEVICES=3,1", r.Visibility)
 			assert.Equal(t, "CNDev sees 4 devices, 2 visible through MLU_VISIBLE_DEVICES=3,1", r.Reason)
 		}},
+	// A name without its terminator whose last byte ends a readable page,
+	// a PROT_NONE page after it: read up to the page, never past it (the
+	// CLI once died of it).
+	{Name: "unterminated name at a guard page", Env: []string{"FAKE_CNDEV_NAME_GUARD=1", "FAKE_CNDEV_NAMES=MLU370-X8"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.Len(t, r.Devices, 1)
+			assert.Equal(t, "MLU370-X8", r.Devices[0].Name)
+		}},
+	// 2^62 MB of memory: its bytes do not fit in 64 bits (it once became
+	// 0 silently); unknown, with a note.
+	{Name: "memory whose bytes overflow", Env: []string{"FAKE_CNDEV_MEM_TOTAL_MB=4611686018427387904"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.Len(t, r.Devices, 1)
+			assert.Zero(t, r.Devices[0].TotalMemory)
+			assert.Zero(t, r.Devices[0].FreeMemory)
+			assert.Contains(t, presencetest.Notes(r), "physicalMemoryTotal is 4611686018427387904 MB, more bytes than 64 bits hold")
+		}},
 	{Name: "uuid fails: noted", Env: []string{"FAKE_CNDEV_UUID_RESULT=10"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
 		require.Len(t, r.Devices, 1)

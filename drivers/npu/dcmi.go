@@ -223,17 +223,19 @@ func (s *dcmiSyms) device(c *clib.Codes, d dcmiDev, out *presence.Device, note f
 // memoryOf is the NPU's memory in bytes: HBM where the chip has it, else
 // its DDR; a note when neither answers.
 func (s *dcmiSyms) memoryOf(c *clib.Codes, d dcmiDev, note func(error) bool) (total, free uint64) {
-	const mb = 1 << 20
 	card, dev := uintptr(d.card), uintptr(d.dev)
 	var why []string
 	if s.hbm.OK() {
 		var h dcmiHBMInfo
 		err := c.Check("dcmi_get_device_hbm_info", s.hbm.CallCode(card, dev, uintptr(unsafe.Pointer(&h))))
 		if err == nil && h.memorySize > 0 {
-			if h.memoryUsage <= h.memorySize {
-				free = (h.memorySize - h.memoryUsage) * mb
+			total, err = presence.MB(h.memorySize, "dcmi_get_device_hbm_info's memory_size")
+			if err == nil {
+				if h.memoryUsage <= h.memorySize {
+					free, _ = presence.MB(h.memorySize-h.memoryUsage, "") // within the total, which fits
+				}
+				return total, free
 			}
-			return h.memorySize * mb, free
 		}
 		if err != nil {
 			why = append(why, err.Error())
@@ -243,10 +245,13 @@ func (s *dcmiSyms) memoryOf(c *clib.Codes, d dcmiDev, note func(error) bool) (to
 		var m dcmiMemoryInfo
 		err := c.Check("dcmi_get_device_memory_info_v3", s.memory.CallCode(card, dev, uintptr(unsafe.Pointer(&m))))
 		if err == nil && m.memorySize > 0 {
-			if m.memoryAvailable <= m.memorySize {
-				free = m.memoryAvailable * mb
+			total, err = presence.MB(m.memorySize, "dcmi_get_device_memory_info_v3's memory_size")
+			if err == nil {
+				if m.memoryAvailable <= m.memorySize {
+					free, _ = presence.MB(m.memoryAvailable, "") // within the total, which fits
+				}
+				return total, free
 			}
-			return m.memorySize * mb, free
 		}
 		if err != nil {
 			why = append(why, err.Error())

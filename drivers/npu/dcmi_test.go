@@ -96,6 +96,22 @@ var dcmiCases = []presencetest.Case{
 			assert.Zero(t, r.Devices[0].TotalMemory)
 			assert.Contains(t, presencetest.Notes(r), "card 1 device 0: memory unknown: DCMI: dcmi_get_device_hbm_info returned DCMI_ERR_CODE_NOT_SUPPORT (-8255); DCMI: dcmi_get_device_memory_info_v3 returned DCMI_ERR_CODE_INNER_ERR (-8005)")
 		}},
+	// 2^62 MB: its bytes do not fit in 64 bits (once 0, silently). HBM's
+	// is refused and DDR answers; both refused leave the memory unknown.
+	{Name: "HBM whose bytes overflow", Env: []string{"FAKE_DCMI_HBM_MB=4611686018427387904"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.NotEmpty(t, r.Devices)
+			assert.Equal(t, uint64(24576)<<20, r.Devices[0].TotalMemory, "DDR answers")
+		}},
+	{Name: "memory whose bytes overflow", Env: []string{"FAKE_DCMI_HBM_MB=4611686018427387904", "FAKE_DCMI_DDR_MB=4611686018427387904"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.NotEmpty(t, r.Devices)
+			assert.Zero(t, r.Devices[0].TotalMemory)
+			assert.Zero(t, r.Devices[0].FreeMemory)
+			assert.Contains(t, presencetest.Notes(r), "memory_size is 4611686018427387904 MB, more bytes than 64 bits hold")
+		}},
 	{Name: "in a container", Env: []string{"FAKE_DCMI_INIT_RESULT=-8013"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		assert.ErrorIs(t, r.Err, presence.ErrInit)
 		assert.Contains(t, r.Reason, "DCMI_ERR_CODE_NOT_SUPPORT_IN_CONTAINER (-8013)")

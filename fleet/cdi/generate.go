@@ -109,7 +109,10 @@ func Generate(src Source, o Options) (spec *Spec, notes []string, err error) {
 	var nodesOf [][]string
 	var errsOf []error
 	if c.Nodes != nil {
-		nodesOf, errsOf = c.Nodes(e, src.Devices)
+		var err error
+		if nodesOf, errsOf, err = c.NodesOf(e, src.Devices); err != nil {
+			return nil, notes, fmt.Errorf("cdi: %s: %w", t, err)
+		}
 		if len(nodesOf) != len(src.Devices) || len(errsOf) != len(src.Devices) {
 			return nil, notes, fmt.Errorf("cdi: %s's Container.Nodes answered %d nodes and %d errors for %d devices", t, len(nodesOf), len(errsOf), len(src.Devices))
 		}
@@ -213,18 +216,20 @@ func libraries(src Source, e *presence.Env, notes []string) ([]Mount, []string) 
 			notes = append(notes, fmt.Sprintf("%s: the driver library %s is left out: %v", t, src.Library, err))
 		} else {
 			add(files)
-			if cs := src.Vendor.Container.Companions; cs != nil {
-				for _, pattern := range cs(real) {
-					ms, _ := globFiles(pattern)
-					for _, m := range ms {
-						if m == real {
-							continue
-						}
-						if fs, _, err := Links(m); err == nil {
-							add(fs)
-						} else {
-							notes = append(notes, fmt.Sprintf("%s: %s is left out: %v", t, m, err))
-						}
+			patterns, err := src.Vendor.Container.CompanionsOf(real)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s: the driver's other files are left out: %v", t, err))
+			}
+			for _, pattern := range patterns {
+				ms, _ := globFiles(pattern)
+				for _, m := range ms {
+					if m == real {
+						continue
+					}
+					if fs, _, err := Links(m); err == nil {
+						add(fs)
+					} else {
+						notes = append(notes, fmt.Sprintf("%s: %s is left out: %v", t, m, err))
 					}
 				}
 			}

@@ -1,7 +1,6 @@
 package dl
 
 import (
-	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -192,32 +191,9 @@ func inFile(off, n uint64, size int64) bool {
 // dynFlags1 is the DT_FLAGS_1 value of the PT_DYNAMIC segment p (0 when
 // absent or unreadable).
 func dynFlags1(ef *elf.File, p *elf.Prog) uint64 {
-	entSize := uint64(16)
-	if ef.Class == elf.ELFCLASS32 {
-		entSize = 8
-	}
-	n := min(p.Filesz/entSize, maxDynEntries)
-	buf := make([]byte, n*entSize)
-	if _, err := p.ReadAt(buf, 0); err != nil {
-		return 0
-	}
-	bo := ef.ByteOrder
-	for b := bytes.NewReader(buf); b.Len() >= int(entSize); {
-		var tag, val uint64
-		if entSize == 16 {
-			var e [2]uint64
-			_ = binary.Read(b, bo, &e)
-			tag, val = e[0], e[1]
-		} else {
-			var e [2]uint32
-			_ = binary.Read(b, bo, &e)
-			tag, val = uint64(e[0]), uint64(e[1])
-		}
-		switch elf.DynTag(tag) {
-		case elf.DT_NULL:
-			return 0
-		case elf.DT_FLAGS_1:
-			return val
+	for _, e := range dynEntries(ef, p) {
+		if elf.DynTag(e[0]) == elf.DT_FLAGS_1 {
+			return e[1]
 		}
 	}
 	return 0

@@ -89,18 +89,15 @@ var dlinfoAddr = sync.OnceValue(func() uintptr {
 })
 
 // loadedPath asks the dynamic loader which file the handle h belongs to
-// (dlinfo RTLD_DI_LINKMAP, then link_map.l_name). It returns "" when the
-// loader cannot say.
-func loadedPath(h uintptr) string {
-	fn := dlinfoAddr()
-	if fn == 0 || h == 0 {
-		return ""
-	}
-	var lm uintptr
-	runtime.LockOSThread()
-	r, _, _ := purego.SyscallN(fn, h, rtldDILinkmap, uintptr(unsafe.Pointer(&lm)))
-	runtime.UnlockOSThread()
-	if r != 0 || lm == 0 {
+// (dlinfo RTLD_DI_LINKMAP, then link_map.l_name), the file checked for an
+// object this package loaded through /proc/self/fd/N. It returns "" when
+// the loader cannot say.
+func loadedPath(h uintptr) string { return checkedName(rawLoadedPath(h)) }
+
+// rawLoadedPath is the loader's own name of h's object (l_name).
+func rawLoadedPath(h uintptr) string {
+	lm, ok := linkMap(dlinfoAddr(), h)
+	if !ok {
 		return ""
 	}
 	// struct link_map { ElfW(Addr) l_addr; char *l_name; ... }
@@ -108,23 +105,18 @@ func loadedPath(h uintptr) string {
 	return GoString(name, MaxCString)
 }
 
+// linkMap is h's struct link_map (dlinfo RTLD_DI_LINKMAP, through fn).
+func linkMap(fn, h uintptr) (uintptr, bool) {
+	if fn == 0 || h == 0 {
+		return 0, false
+	}
+	var lm uintptr
+	runtime.LockOSThread()
+	r, _, _ := purego.SyscallN(fn, h, rtldDILinkmap, uintptr(unsafe.Pointer(&lm)))
+	runtime.UnlockOSThread()
+	return lm, r == 0 && lm != 0
+}
+
 // ptr turns an address owned by C into a pointer without tripping go vet's
 // unsafeptr check; the memory is not managed by Go.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
-
-// GoString copies the NUL-terminated C string at p, scanning at most max
-// bytes: a string with no NUL in its first max bytes is cut there, so a
-// missing terminator cannot walk off the end of its mapping. p == 0 or
-// max <= 0 gives "". p must point to memory owned by C (a driver's static
-// strings, the loader's file names); MaxCString is the usual bound.
-func GoString(p uintptr, max int) string {
-	if p == 0 || max <= 0 {
-		return ""
-	}
-	base := ptr(p)
-	n := 0
-	for n < max && *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
-}

@@ -16,6 +16,7 @@ const maxHops = 40
 type fileStat struct {
 	Mode     uint32 // st_mode: unix.S_IFMT type bits and permission bits
 	Uid, Gid uint32
+	Dev, Ino uint64 // which file it is: the loader opens exactly this one (loadChecked)
 }
 
 func (s fileStat) typ() uint32  { return s.Mode & unix.S_IFMT }
@@ -50,7 +51,7 @@ func (osFS) Lstat(p string) (fileStat, error) {
 	if err := unix.Lstat(p, &st); err != nil {
 		return fileStat{}, &os.PathError{Op: "lstat", Path: p, Err: err}
 	}
-	return fileStat{Mode: uint32(st.Mode), Uid: st.Uid, Gid: st.Gid}, nil
+	return fileStat{Mode: uint32(st.Mode), Uid: st.Uid, Gid: st.Gid, Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
 }
 
 func (osFS) Readlink(p string) (string, error) { return os.Readlink(p) }
@@ -94,6 +95,14 @@ func (t trust) writers(st fileStat) string {
 // absolute) or ErrOpen (a component is missing, not a folder, or the links
 // loop); a missing component's error also matches fs.ErrNotExist.
 func checkChain(fsys statFS, t trust, path string) (string, error) {
+	real, _, err := checkChainStat(fsys, t, path)
+	return real, err
+}
+
+// checkChainStat is checkChain that also returns what the check saw of the
+// file itself (its lstat, device and inode included), so that the file
+// opened afterwards can be proven to be that one.
+func checkChainStat(fsys statFS, t trust, path string) (string, fileStat, error) {
 	c := chain{fsys: fsys, t: t, path: path}
 	return c.run()
 }
@@ -110,19 +119,19 @@ type chain struct {
 	hops []string // "link -> target" followed so far, for messages
 }
 
-func (c *chain) run() (string, error) {
+func (c *chain) run() (string, fileStat, error) {
 	if !strings.HasPrefix(c.path, "/") {
-		return "", fmt.Errorf("%w: %q is not an absolute path", ErrRelativePath, c.path)
+		return "", fileStat{}, fmt.Errorf("%w: %q is not an absolute path", ErrRelativePath, c.path)
 	}
 	if strings.IndexByte(c.path, 0) >= 0 {
-		return "", fmt.Errorf("%w: %q holds a NUL byte", ErrOpen, c.path)
+		return "", fileStat{}, fmt.Errorf("%w: %q holds a NUL byte", ErrOpen, c.path)
 	}
 	root, err := c.fsys.Lstat("/")
 	if err != nil {
-		return "", c.fail(ErrOpen, "/", "cannot check /: %w", err)
+		return "", fileStat{}, c.fail(ErrOpen, "/", "cannot check /: %w", err)
 	}
 	if err := c.owner(component{"/", root}); err != nil {
-		return "", err
+		return "", fileStat{}, err
 	}
 	stack := []component{{"/", root}} // the resolved folders so far, root first
 	todo := components(c.path)
@@ -140,30 +149,30 @@ func (c *chain) run() (string, error) {
 		}
 		parent := stack[len(stack)-1]
 		if !parent.st.isDir() {
-			return "", c.fail(ErrOpen, parent.path, "%s is a %s, not a folder", parent.path, parent.st.kind())
+			return "", fileStat{}, c.fail(ErrOpen, parent.path, "%s is a %s, not a folder", parent.path, parent.st.kind())
 		}
 		p := join(parent.path, name)
 		st, err := c.fsys.Lstat(p)
 		if err != nil {
-			return "", c.fail(ErrOpen, p, "cannot check %s: %w", p, err)
+			return "", fileStat{}, c.fail(ErrOpen, p, "cannot check %s: %w", p, err)
 		}
 		next := component{p, st}
 		if err := c.folder(parent, next); err != nil {
-			return "", err
+			return "", fileStat{}, err
 		}
 		if err := c.owner(next); err != nil {
-			return "", err
+			return "", fileStat{}, err
 		}
 		if st.isLink() {
 			if len(c.hops) >= maxHops {
-				return "", c.fail(ErrOpen, p, "more than %d symbolic links (a loop?): %w", maxHops, unix.ELOOP)
+				return "", fileStat{}, c.fail(ErrOpen, p, "more than %d symbolic links (a loop?): %w", maxHops, unix.ELOOP)
 			}
 			target, err := c.fsys.Readlink(p)
 			if err != nil {
-				return "", c.fail(ErrOpen, p, "cannot read the symlink %s: %w", p, err)
+				return "", fileStat{}, c.fail(ErrOpen, p, "cannot read the symlink %s: %w", p, err)
 			}
 			if target == "" || strings.IndexByte(target, 0) >= 0 {
-				return "", c.fail(ErrOpen, p, "the symlink %s has an empty or invalid target", p)
+				return "", fileStat{}, c.fail(ErrOpen, p, "the symlink %s has an empty or invalid target", p)
 			}
 			c.hops = append(c.hops, p+" -> "+target)
 			if strings.HasPrefix(target, "/") {
@@ -176,12 +185,12 @@ func (c *chain) run() (string, error) {
 	}
 	last := stack[len(stack)-1]
 	if len(stack) == 1 {
-		return "", c.fail(ErrOpen, c.path, "%s resolves to /, not a library file", c.path)
+		return "", fileStat{}, c.fail(ErrOpen, c.path, "%s resolves to /, not a library file", c.path)
 	}
 	if w := c.t.writers(last.st); w != "" {
-		return "", c.fail(ErrUnsafePath, last.path, "%s %s (mode %#o) is writable by %s: %s", last.st.kind(), last.path, last.st.perm(), w, fixWrite(last.path, w))
+		return "", fileStat{}, c.fail(ErrUnsafePath, last.path, "%s %s (mode %#o) is writable by %s: %s", last.st.kind(), last.path, last.st.perm(), w, fixWrite(last.path, w))
 	}
-	return last.path, nil
+	return last.path, last.st, nil
 }
 
 // folder checks that only the owner can change what parent holds, or that

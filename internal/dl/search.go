@@ -246,15 +246,17 @@ func (s *search) try(p, from string, logMissing bool) (h uintptr, ok bool) {
 
 // open checks the absolute path p and dlopens it: the chain from / to the
 // file and each link hop safe (checkChain), not under a stubs folder, a
-// well-formed shared object for this machine (checkELFFile). The file
-// opened is the one checked: only root or the user can change the chain.
+// well-formed shared object for this machine (checkELF). The file loaded
+// is the one checked: it is opened once, proven to be the file the chain
+// check saw, checked through its descriptor and loaded through it
+// (loadChecked), so a path changed meanwhile loads nothing else.
 func (s *search) open(p string) (uintptr, error) {
 	// A plain stat first (it reads no file's content): a missing file gets
 	// the short message "stat /x/libcuda.so.1: no such file or directory".
 	if _, err := os.Stat(p); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrOpen, err)
 	}
-	real, err := checkChain(s.fs, s.trust, p)
+	real, st, err := checkChainStat(s.fs, s.trust, p)
 	if err != nil {
 		return 0, err
 	}
@@ -264,17 +266,10 @@ func (s *search) open(p string) (uintptr, error) {
 	if isStub(real) {
 		return 0, fmt.Errorf("%w: %s resolves to %s, under a stubs folder (a link-time stub, not a driver)", ErrStubPath, p, real)
 	}
-	if err := checkELFFile(real); err != nil {
-		return 0, err
-	}
 	if s.dry {
-		return 0, nil
+		return 0, checkELFFile(real) // Find: nothing is loaded
 	}
-	h, err := dlopen(p, s.mode)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrOpen, err)
-	}
-	return h, nil
+	return s.loadChecked(p, real, st)
 }
 
 func isStub(p string) bool {

@@ -41,7 +41,9 @@ func askMemory(t device.Type, noShutdown bool) memoryQuery {
 	if noShutdown {
 		opts = append(opts, presence.WithoutShutdown())
 	}
-	go func() { q <- v.Presence(presence.NewEnv(opts...)) }()
+	// PresenceReports recovers a panic of the vendor's code: it would
+	// otherwise end the host from this goroutine.
+	go func() { q <- v.PresenceReports(presence.NewEnv(opts...)) }()
 	return q
 }
 

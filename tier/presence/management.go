@@ -102,11 +102,12 @@ func Query(e *Env, m Management) (r Report) {
 	ses := sessionOf(m.Source)
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
+	label := m.Codes.Library
+	e.Step(label + ": opening " + fileOf(m.Library))
 	lib := e.Open(m.Library, &r)
 	if lib == nil {
 		return r
 	}
-	label := m.Codes.Library
 	if err := lib.Resolve(label, m.Symbols); err != nil {
 		r.Err = err
 		r.Reason = fmt.Sprintf("%v; update %s or point %s at its %s", err, m.Ships, m.Library.EnvVar, fileOf(m.Library))
@@ -115,7 +116,9 @@ func Query(e *Env, m Management) (r Report) {
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	e.Step(label + ": shutdown of the session an earlier query left open")
 	ses.close(&r) // the session an earlier query left open (WithoutShutdown)
+	e.Step(label + ": init")
 	if err := m.Init(); err != nil {
 		r.Err = fmt.Errorf("%w: %w", ErrInit, err)
 		r.Reason = err.Error()
@@ -132,12 +135,14 @@ func Query(e *Env, m Management) (r Report) {
 		ses.open = m.Shutdown
 	default:
 		defer func() {
+			e.Step(label + ": shutdown")
 			if err := m.Shutdown(); err != nil {
 				r.Notes = append(r.Notes, err.Error())
 			}
 		}()
 	}
 	if m.Version != nil {
+		e.Step(label + ": versions")
 		m.Version(&r, func(err error) bool {
 			if err != nil {
 				r.Notes = append(r.Notes, err.Error())
@@ -146,6 +151,7 @@ func Query(e *Env, m Management) (r Report) {
 		})
 	}
 
+	e.Step(label + ": device count")
 	n, fn, err := m.Count()
 	if err != nil {
 		r.Err = fmt.Errorf("%w: %w", ErrQuery, err)
@@ -155,7 +161,7 @@ func Query(e *Env, m Management) (r Report) {
 	if !CheckCount(&r, label, fn, n) {
 		return r
 	}
-	all, err := m.devices(int(n), &r.Notes)
+	all, err := m.devices(e, label, int(n), &r.Notes)
 	if err != nil {
 		r.Err = fmt.Errorf("%w: %w", ErrQuery, err)
 		r.Reason = err.Error()
@@ -185,7 +191,7 @@ func Query(e *Env, m Management) (r Report) {
 }
 
 // devices reads the n devices (n bounded already), numbering those kept.
-func (m *Management) devices(n int, notes *[]string) ([]Device, error) {
+func (m *Management) devices(e *Env, label string, n int, notes *[]string) ([]Device, error) {
 	all := make([]Device, 0, n)
 	i := 0
 	name := func() string {
@@ -202,6 +208,7 @@ func (m *Management) devices(n int, notes *[]string) ([]Device, error) {
 	}
 	for ; i < n; i++ {
 		d := Device{Index: i, SourceIndex: i}
+		e.Step(label + ": " + name())
 		err := m.Device(i, &d, note)
 		var skip Skip
 		switch {
@@ -210,6 +217,9 @@ func (m *Management) devices(n int, notes *[]string) ([]Device, error) {
 			continue
 		case err != nil:
 			return nil, err
+		}
+		for _, why := range Plausible(&d) {
+			*notes = append(*notes, name()+": "+why)
 		}
 		d.Index = len(all)
 		all = append(all, d)

@@ -3,6 +3,7 @@ package presence
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -44,6 +45,10 @@ var (
 	ErrUndecidable = errors.New("presence: visibility cannot be decided without the driver")
 	// ErrPanic: a call panicked; the panic is in the message.
 	ErrPanic = errors.New("presence: internal panic")
+	// ErrImplausible: a value a library answered breaks an invariant
+	// (more memory free than there is, a size whose bytes overflow 64
+	// bits): it is left unknown, with a note.
+	ErrImplausible = errors.New("presence: implausible value")
 )
 
 // Report is the answer of one source.
@@ -95,6 +100,8 @@ type Env struct {
 	search    func(*clib.Library)
 	// noShutdown: WithoutShutdown.
 	noShutdown bool
+	// progress: WithProgress.
+	progress func(step string)
 }
 
 // Option configures NewEnv.
@@ -148,6 +155,24 @@ func NewEnv(opts ...Option) *Env {
 	return e
 }
 
+// WithProgress returns a copy of e whose sources report each step they
+// are about to take ("NVML: init", "NVML: device 1") to f, so that a
+// caller that stops waiting for a library that hangs can say where it
+// hung (the driver core bounds the presence tier by its init timeout). f
+// must be cheap and safe for concurrent use.
+func (e *Env) WithProgress(f func(step string)) *Env {
+	c := *e
+	c.progress = f
+	return &c
+}
+
+// Step reports that a source is about to take step (see WithProgress).
+func (e *Env) Step(step string) {
+	if e.progress != nil {
+		e.progress(step)
+	}
+}
+
 // Lookup reads a variable, telling unset from empty.
 func (e *Env) Lookup(k string) (string, bool) { return e.lookupEnv(k) }
 
@@ -182,6 +207,33 @@ func CheckCount(r *Report, what, fn string, n uint64) bool {
 	r.Err = fmt.Errorf("%w: %s reported %d devices", ErrTooManyDevices, fn, n)
 	r.Reason = fmt.Sprintf("%s: %s reported %d devices, more than the %d flagshim accepts: the library is broken", what, fn, n, device.MaxDevices)
 	return false
+}
+
+// MB is n megabytes (MiB, as the management libraries count) in bytes;
+// an error matching ErrImplausible, naming what, when they do not fit in
+// 64 bits (2^62 MB once became 0 bytes).
+func MB(n uint64, what string) (uint64, error) {
+	if n > math.MaxUint64>>20 {
+		return 0, fmt.Errorf("%w: %s is %d MB, more bytes than 64 bits hold: left unknown", ErrImplausible, what, n)
+	}
+	return n << 20, nil
+}
+
+// Plausible leaves unknown (0) what in d breaks an invariant every answer
+// keeps (free memory within the total, a compute capability that is not
+// negative) and says what it left out, one sentence each: no source's
+// device carries an impossible value, whatever its library answered.
+func Plausible(d *Device) []string {
+	var out []string
+	if d.TotalMemory != 0 && d.FreeMemory > d.TotalMemory {
+		out = append(out, fmt.Sprintf("%v: %d bytes free of %d: free memory left unknown", ErrImplausible, d.FreeMemory, d.TotalMemory))
+		d.FreeMemory = 0
+	}
+	if d.Major < 0 || d.Minor < 0 {
+		out = append(out, fmt.Sprintf("%v: compute capability %d.%d: left unknown", ErrImplausible, d.Major, d.Minor))
+		d.Major, d.Minor = 0, 0
+	}
+	return out
 }
 
 // Visibility formats the variable that was applied: "" when it is unset.

@@ -32,6 +32,7 @@
  *   FAKE_RAW_COUNT=N       cuDeviceGetCount answers N, unchecked (a broken driver)
  *   FAKE_INIT_CPUS=/abs/file  cuInit writes there how many CPUs its thread may
  *                          run on (its affinity), one line
+ *   FAKE_INIT_STDOUT=text  cuInit prints the text on standard output first
  *
  * Modules and memory (module section below). Device memory is host memory
  * (calloc); CUdeviceptr is its address. Every allocation and module global is
@@ -221,6 +222,11 @@ static void fake_write_cpus(const char *path) {
 
 static int fake_init(unsigned int flags) {
 	fake_log("init");
+	const char *chatter = fake_getenv("INIT_STDOUT");
+	if (chatter && *chatter) { /* a driver that talks on standard output */
+		printf("fake driver: %s\n", chatter);
+		fflush(stdout);
+	}
 	const char *cpus = fake_getenv("INIT_CPUS");
 	if (cpus && *cpus) fake_write_cpus(cpus);
 	const char *helper = fake_getenv("INIT_HELPER");

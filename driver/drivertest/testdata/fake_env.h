@@ -4,9 +4,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-// logcall appends name to the file <prefix>LOG names, when set.
+// logcall appends name to the file <prefix>LOG names, when set. Every
+// function of a fake calls it first, so it also plays a library that
+// misbehaves in the call named by <prefix>HANG (never returns: the
+// presence tier's deadline) or <prefix>STDOUT (writes to standard output
+// first: the CLI's --json must stay clean).
 static void logcall(const char *name) {
+    const char *hang = getenv(FAKE_ENV_PREFIX "HANG");
+    const char *out = getenv(FAKE_ENV_PREFIX "STDOUT");
+    if (out && strcmp(out, name) == 0) {
+        printf("%s: a library's chatter on standard output\n", name);
+        fflush(stdout);
+    }
+    if (hang && strcmp(hang, name) == 0)
+        for (;;) sleep(60);
     const char *p = getenv(FAKE_ENV_PREFIX "LOG");
     if (!p || !*p) return;
     FILE *f = fopen(p, "a");

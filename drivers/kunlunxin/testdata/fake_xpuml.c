@@ -16,6 +16,7 @@
 //                             xpumlDeviceGetName
 //   FAKE_XPUML_MODEL          the attributes' modelId (default 3: R300)
 //   FAKE_XPUML_MEM_TOTAL      bytes per device (default 32 GiB; 2 GiB used)
+//   FAKE_XPUML_MEM_FREE       the free bytes answered instead (default total - used)
 //   FAKE_XPUML_DRIVER         driver version (default 4.0.25)
 //
 // Build variants: -DFAKE_NO_NAME (the 2022-07 header and binary: no
@@ -162,6 +163,7 @@ xpumlReturn_t xpumlDeviceGetMemoryInfo(xpumlDevice_t device, xpumlMemory_t *memo
     memory->totalGlobalMemory = (unsigned long long)envlong("FAKE_XPUML_MEM_TOTAL", 32L << 30);
     memory->usedGlobalMemory = 2ULL << 30;
     memory->freeGlobalMemory = memory->totalGlobalMemory - memory->usedGlobalMemory;
+    if (getenv("FAKE_XPUML_MEM_FREE")) memory->freeGlobalMemory = (unsigned long long)envlong("FAKE_XPUML_MEM_FREE", 0);
     memory->totalL3Memory = 64ULL << 20; /* must not be read as the device's memory */
     return XPUML_SUCCESS;
 }

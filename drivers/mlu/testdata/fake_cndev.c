@@ -14,6 +14,7 @@
 //   FAKE_CNDEV_NAMES         comma-separated names (default "MLU590")
 //   FAKE_CNDEV_UUIDS         comma-separated UUIDs (default 0000000<i>-aaaa-bbbb-cccc-dddddddddddd)
 //   FAKE_CNDEV_MEM_TOTAL_MB  physical memory per device in MB (default 81920; 2048 used)
+//   FAKE_CNDEV_NAME_GUARD    1: the name is unterminated, ending at a PROT_NONE page
 //   FAKE_CNDEV_DRIVER        driver version "major.minor.build" (default 6.2.10)
 //   FAKE_CNDEV_UUID_RESULT   cndevGetUUID's return code
 //
@@ -87,6 +88,8 @@ typedef struct {
 } cndevPCIeInfoV2_t;
 _Static_assert(sizeof(cndevPCIeInfoV2_t) == 64, "cndevPCIeInfoV2_t is 64 bytes");
 
+#include <sys/mman.h>
+#include <unistd.h>
 #define FAKE_ENV_PREFIX "FAKE_CNDEV_"
 #define FAKE_DEFAULT_COUNT 1
 #include "fake_env.h"
@@ -163,6 +166,23 @@ EXPORT const char *cndevGetCardNameStringByDevId(cndevDevice_t device) {
     int i = index_of(device);
     if (!initialized || i < 0) return "Unknown";
     if (!nth("FAKE_CNDEV_NAMES", i, names[i], sizeof names[i])) strcpy(names[i], "MLU590");
+    if (envlong("FAKE_CNDEV_NAME_GUARD", 0)) {
+        // The name without its terminator, its last byte the last of a
+        // readable page that a PROT_NONE page follows: a reader that
+        // scans past the mapping crashes.
+        static char *guarded;
+        long page = sysconf(_SC_PAGESIZE);
+        if (!guarded) {
+            char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED) return "mmap failed";
+            memset(m, 'X', page);
+            if (mprotect(m + page, page, PROT_NONE) != 0) return "mprotect failed";
+            guarded = m;
+        }
+        size_t n = strlen(names[i]);
+        memcpy(guarded + page - n, names[i], n);
+        return guarded + page - n;
+    }
     return names[i];
 }
 #endif

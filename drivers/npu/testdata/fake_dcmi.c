@@ -20,6 +20,7 @@
 //   FAKE_DCMI_HBM_MB          the HBM's size in MB instead
 //   FAKE_DCMI_DDR_RESULT      dcmi_get_device_memory_info_v3's; DDR is 24576 MB,
 //                             20480 available
+//   FAKE_DCMI_HBM_MB, FAKE_DCMI_DDR_MB  the memory sizes answered instead
 //   FAKE_DCMI_DRIVER          driver version (default "24.1.rc2")
 //
 // NPU k (in card order) is at PCI 0000:(0x18+k):00.0. Build variants:
@@ -209,7 +210,7 @@ EXPORT int dcmi_get_device_memory_info_v3(int card_id, int device_id, struct dcm
     int r = (int)envlong("FAKE_DCMI_DDR_RESULT", 0);
     if (r) return r;
     memset(memory_info, 0xff, sizeof *memory_info); // the binding must read only what it should
-    memory_info->memory_size = 24576;
+    memory_info->memory_size = (unsigned long long)envlong("FAKE_DCMI_DDR_MB", 24576);
     memory_info->memory_available = 20480;
     memory_info->freq = 3200;
     memory_info->hugepagesize = 2048;
