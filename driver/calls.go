@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
 )
 
 // The checked layer: one method per operation. Each turns the result code
@@ -351,10 +352,6 @@ func (a *api) eventCreate() (uintptr, error) {
 	return e, a.check(OpEventCreate, r)
 }
 
-func (a *api) eventRecord(e, s uintptr) error {
-	return a.check(OpEventRecord, a.callList(OpEventRecord, []uintptr{e, s}))
-}
-
 // eventElapsed is the time in milliseconds between two recorded events.
 func (a *api) eventElapsed(start, end uintptr) (float32, error) {
 	var ms float32
@@ -413,4 +410,175 @@ func (a *api) graphInstantiate(g uintptr) (uintptr, error) {
 // stream}: no allocation.
 func (a *api) graphLaunch(args []uintptr) error {
 	return a.check(OpGraphLaunch, a.callList(OpGraphLaunch, args))
+}
+
+// ---- more memory and stream operations (ops.go's second group) ----
+
+// memsetOp is the memset operation of an element width (1, 2 or 4), sync
+// or on a stream.
+func memsetOp(width int, async bool) Op {
+	ops := memsetOps
+	if async {
+		ops = memsetAsyncOps
+	}
+	switch width {
+	case 2:
+		return ops[1]
+	case 4:
+		return ops[2]
+	}
+	return ops[0]
+}
+
+func (a *api) memset(dst uint64, value uint32, width int, count uint64) error {
+	op := memsetOp(width, false)
+	return a.check(op, a.callList(op, []uintptr{uintptr(dst), uintptr(value), uintptr(count)}))
+}
+
+func (a *api) memsetAsync(dst uint64, value uint32, width int, count uint64, stream uintptr) error {
+	op := memsetOp(width, true)
+	return a.check(op, a.callList(op, []uintptr{uintptr(dst), uintptr(value), uintptr(count), stream}))
+}
+
+func (a *api) memcpyDtoD(dst, src, n uint64) error {
+	return a.check(OpMemcpyDtoD, a.callList(OpMemcpyDtoD, []uintptr{uintptr(dst), uintptr(src), uintptr(n)}))
+}
+
+func (a *api) memcpyDtoDAsync(dst, src, n uint64, stream uintptr) error {
+	return a.check(OpMemcpyDtoDAsync, a.callList(OpMemcpyDtoDAsync, []uintptr{uintptr(dst), uintptr(src), uintptr(n), stream}))
+}
+
+// memAttachGlobal is CU_MEM_ATTACH_GLOBAL (hipMemAttachGlobal): managed
+// memory any stream may reach.
+const memAttachGlobal = 1
+
+func (a *api) memAllocManaged(n uint64) (uint64, error) {
+	var p uint64
+	r := a.call(OpMemAllocManaged, uintptr(unsafe.Pointer(&p)), uintptr(n), memAttachGlobal)
+	return p, a.check(OpMemAllocManaged, r)
+}
+
+func (a *api) memAllocAsync(n uint64, stream uintptr) (uint64, error) {
+	var p uint64
+	r := a.call(OpMemAllocAsync, uintptr(unsafe.Pointer(&p)), uintptr(n), stream)
+	return p, a.check(OpMemAllocAsync, r)
+}
+
+func (a *api) memFreeAsync(p uint64, stream uintptr) error {
+	return a.check(OpMemFreeAsync, a.callList(OpMemFreeAsync, []uintptr{uintptr(p), stream}))
+}
+
+func (a *api) memHostGetDevicePtr(host uintptr) (uint64, error) {
+	var p uint64
+	r := a.call(OpMemHostGetDevicePtr, uintptr(unsafe.Pointer(&p)), host, 0)
+	return p, a.check(OpMemHostGetDevicePtr, r)
+}
+
+// query runs a query operation (OpStreamQuery, OpEventQuery) from a
+// prebuilt one-handle list and returns its raw code: 0 done, the vendor's
+// not-ready code pending (the caller maps codes; no allocation on either).
+func (a *api) query(op Op, h []uintptr) int { return a.callList(op, h) }
+
+// streamWaitGEQ is CU_STREAM_WAIT_VALUE_GEQ (hipStreamWaitValueGte): wait
+// until the value at the address is at least the given one.
+const streamWaitGEQ = 0
+
+func (a *api) streamWaitValue64(stream uintptr, addr, value uint64) error {
+	return a.check(OpStreamWaitValue64, a.callList(OpStreamWaitValue64, []uintptr{stream, uintptr(addr), uintptr(value), streamWaitGEQ}))
+}
+
+func (a *api) streamWriteValue64(stream uintptr, addr, value uint64) error {
+	return a.check(OpStreamWriteValue64, a.callList(OpStreamWriteValue64, []uintptr{stream, uintptr(addr), uintptr(value), 0}))
+}
+
+// launchHostFunc queues the C function fn(userData) on the stream.
+func (a *api) launchHostFunc(stream, fn, userData uintptr) error {
+	return a.check(OpLaunchHostFunc, a.callList(OpLaunchHostFunc, []uintptr{stream, fn, userData}))
+}
+
+func (a *api) ipcGetMemHandle(p uint64) (h [64]byte, err error) {
+	r := a.call(OpIpcGetMemHandle, uintptr(unsafe.Pointer(&h[0])), uintptr(p))
+	return h, a.check(OpIpcGetMemHandle, r)
+}
+
+// ipcLazyPeerAccess is CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+// (hipIpcMemLazyEnablePeerAccess): open with peer access enabled on demand.
+const ipcLazyPeerAccess = 1
+
+// ipcOpenMemHandle opens a handle. The C function takes the 64-byte handle
+// by value; without an adapter the platform's calling convention
+// (ipcByValue, ipc_GOARCH.go) places it.
+func (a *api) ipcOpenMemHandle(h *[64]byte) (uint64, error) {
+	if a.adapt[OpIpcOpenMemHandle] != nil {
+		var p uint64
+		r := a.call(OpIpcOpenMemHandle, uintptr(unsafe.Pointer(&p)), uintptr(unsafe.Pointer(h)), ipcLazyPeerAccess)
+		return p, a.check(OpIpcOpenMemHandle, r)
+	}
+	// Heap values (they escape through new): their addresses, computed
+	// before the call, stay put, unlike a stack variable's.
+	p, cp := new(uint64), new([64]byte)
+	*cp = *h // the callee may write to its copy
+	args, ok := ipcByValue(uintptr(unsafe.Pointer(p)), cp, ipcLazyPeerAccess)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s: passing a 64-byte IPC handle by value is not implemented on %s", device.ErrNotSupported, a.v.Type, runtime.GOARCH)
+	}
+	r := a.fn[OpIpcOpenMemHandle].CallCode(args...)
+	runtime.KeepAlive(p)
+	runtime.KeepAlive(cp)
+	return *p, a.check(OpIpcOpenMemHandle, r)
+}
+
+func (a *api) ipcCloseMemHandle(p uint64) error {
+	return a.check(OpIpcCloseMemHandle, a.callList(OpIpcCloseMemHandle, []uintptr{uintptr(p)}))
+}
+
+// deviceByPCIBusID is the device OpDeviceByPCIBusID writes for id
+// (NUL-terminated): a handle, or an ordinal where the vendor says so.
+func (a *api) deviceByPCIBusID(id []byte) (uint64, error) {
+	var d uint64
+	r := a.call(OpDeviceByPCIBusID, uintptr(unsafe.Pointer(&d)), uintptr(unsafe.Pointer(&id[0])))
+	return d, a.check(OpDeviceByPCIBusID, r)
+}
+
+// dmaBufFD is CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD (hipMemRangeHandleTypeDmaBufFd).
+const dmaBufFD = 1
+
+func (a *api) memGetDMABufFD(p, n uint64) (int, error) {
+	fd := int32(-1)
+	r := a.call(OpMemGetHandleForRange, uintptr(unsafe.Pointer(&fd)), uintptr(p), uintptr(n), dmaBufFD, 0)
+	return int(fd), a.check(OpMemGetHandleForRange, r)
+}
+
+// selectThen selects a device (makeCurrent's call) and runs op with args
+// (values, never addresses of Go memory) in one transition to C, on one
+// thread: the codes of both (the second 0 when the selection failed). It
+// allocates nothing: the hot path of a stream's or an event's call.
+func (a *api) selectThen(sel []uintptr, op Op, args []uintptr) (selected, r int) {
+	if a.adapt[a.selectOp()] != nil || a.adapt[op] != nil {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if selected = a.callList(a.selectOp(), sel); selected != 0 {
+			return selected, 0
+		}
+		return 0, a.callList(op, args)
+	}
+	r0, r1 := a.fn[op].CallAfter(&a.fn[a.selectOp()], sel, args)
+	return clib.Code(r0), clib.Code(r1)
+}
+
+// streamCreateFlags creates a stream with flags (CU_STREAM_NON_BLOCKING 1,
+// hipStreamNonBlocking 1: no implicit synchronization with the legacy
+// default stream).
+func (a *api) streamCreateFlags(flags uint32) (uintptr, error) {
+	var s uintptr
+	r := a.call(OpStreamCreate, uintptr(unsafe.Pointer(&s)), uintptr(flags))
+	return s, a.check(OpStreamCreate, r)
+}
+
+// eventCreateFlags creates an event with flags (CU_EVENT_DISABLE_TIMING 2,
+// hipEventDisableTiming 2).
+func (a *api) eventCreateFlags(flags uint32) (uintptr, error) {
+	var e uintptr
+	r := a.call(OpEventCreate, uintptr(unsafe.Pointer(&e)), uintptr(flags))
+	return e, a.check(OpEventCreate, r)
 }

@@ -319,7 +319,7 @@ func TestUnavailableNote(t *testing.T) {
 
 func TestOpNames(t *testing.T) {
 	for op := Op(0); op < numOps; op++ {
-		assert.Regexp(t, `^Op[A-Z][A-Za-z]+$`, op.String())
+		assert.Regexp(t, `^Op[A-Z][A-Za-z0-9]+$`, op.String())
 	}
 	assert.Equal(t, "Op(?)", Op(-1).String())
 	assert.Equal(t, "Op(?)", numOps.String())

@@ -73,6 +73,32 @@ const (
 	OpGraphExecDestroy   // cuGraphExecDestroy(CUgraphExec)
 	OpGraphDestroy       // cuGraphDestroy(CUgraph)
 
+	// More memory and stream operations (ops_more.go cites each vendor's
+	// names). A value of a width narrower than the argument is passed
+	// zero-extended; the memsets' counts are elements, not bytes.
+	OpMemsetD8             // cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
+	OpMemsetD16            // cuMemsetD16_v2(CUdeviceptr dst, unsigned short v, size_t n)
+	OpMemsetD32            // cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
+	OpMemsetD8Async        // cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream)
+	OpMemsetD16Async       // cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream)
+	OpMemsetD32Async       // cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream)
+	OpMemcpyDtoD           // cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+	OpMemcpyDtoDAsync      // cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream)
+	OpMemAllocManaged      // cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned int flags): CU_MEM_ATTACH_GLOBAL 1
+	OpMemAllocAsync        // cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream)
+	OpMemFreeAsync         // cuMemFreeAsync(CUdeviceptr p, CUstream)
+	OpMemHostGetDevicePtr  // cuMemHostGetDevicePointer_v2(CUdeviceptr *p, void *host, unsigned int flags): flags 0
+	OpStreamQuery          // cuStreamQuery(CUstream): 0 done, *_ERROR_NOT_READY (600) work pending
+	OpEventQuery           // cuEventQuery(CUevent): likewise
+	OpStreamWaitValue64    // cuStreamWaitValue64_v2(CUstream, CUdeviceptr addr, cuuint64_t value, unsigned int flags): GEQ 0
+	OpStreamWriteValue64   // cuStreamWriteValue64_v2(CUstream, CUdeviceptr addr, cuuint64_t value, unsigned int flags): DEFAULT 0
+	OpLaunchHostFunc       // cuLaunchHostFunc(CUstream, void (*fn)(void *), void *userData)
+	OpIpcGetMemHandle      // cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p): 64 bytes
+	OpIpcOpenMemHandle     // cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags): h by value; the core passes a pointer to its 64 bytes and the platform's adapter (ipc_*.go) spreads them
+	OpIpcCloseMemHandle    // cuIpcCloseMemHandle(CUdeviceptr p)
+	OpDeviceByPCIBusID     // cuDeviceGetByPCIBusId(CUdevice *dev, const char *id): the handle, or the ordinal where OrdinalArgs lists it
+	OpMemGetHandleForRange // cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, size_t bytes, CUmemRangeHandleType type, unsigned long long flags): DMA_BUF_FD 1 writes an int
+
 	numOps
 )
 
@@ -87,6 +113,10 @@ var opNames = [numOps]string{
 	"EventCreate", "EventRecord", "EventSynchronize", "EventElapsedTime", "EventDestroy",
 	"FuncGetParamInfo",
 	"StreamBeginCapture", "StreamEndCapture", "GraphInstantiate", "GraphLaunch", "GraphExecDestroy", "GraphDestroy",
+	"MemsetD8", "MemsetD16", "MemsetD32", "MemsetD8Async", "MemsetD16Async", "MemsetD32Async",
+	"MemcpyDtoD", "MemcpyDtoDAsync", "MemAllocManaged", "MemAllocAsync", "MemFreeAsync", "MemHostGetDevicePtr",
+	"StreamQuery", "EventQuery", "StreamWaitValue64", "StreamWriteValue64", "LaunchHostFunc",
+	"IpcGetMemHandle", "IpcOpenMemHandle", "IpcCloseMemHandle", "DeviceByPCIBusID", "MemGetHandleForRange",
 }
 
 // opSigs say what each operation's arguments are, for traces (clib.Sym.Sig):
@@ -108,6 +138,12 @@ var opSigs = [numOps]string{
 	OpFuncGetParamInfo:   "hupp",
 	OpStreamBeginCapture: "hi", OpStreamEndCapture: "hp", OpGraphInstantiate: "phu", OpGraphLaunch: "hh",
 	OpGraphExecDestroy: "h", OpGraphDestroy: "h",
+	OpMemsetD8: "huu", OpMemsetD16: "huu", OpMemsetD32: "huu",
+	OpMemsetD8Async: "huuh", OpMemsetD16Async: "huuh", OpMemsetD32Async: "huuh",
+	OpMemcpyDtoD: "hhu", OpMemcpyDtoDAsync: "hhuh", OpMemAllocManaged: "puu", OpMemAllocAsync: "puh", OpMemFreeAsync: "hh",
+	OpMemHostGetDevicePtr: "phu", OpStreamQuery: "h", OpEventQuery: "h", OpStreamWaitValue64: "hhuu",
+	OpStreamWriteValue64: "hhuu", OpLaunchHostFunc: "hhh", OpIpcGetMemHandle: "ph", OpIpcOpenMemHandle: "ppu",
+	OpIpcCloseMemHandle: "h", OpDeviceByPCIBusID: "pp", OpMemGetHandleForRange: "phuuu",
 }
 
 // String is the operation's name: "DeviceTotalMem".
@@ -154,7 +190,27 @@ var features = []struct {
 	{"graphs", graphOps},
 	{"PCI bus ids", []Op{OpDevicePCIBusID}},
 	{"UUIDs", []Op{OpDeviceUUID}},
+	{"memset", memsetOps},
+	{"asynchronous memset", memsetAsyncOps},
+	{"device-to-device copies", []Op{OpMemcpyDtoD}},
+	{"asynchronous device-to-device copies", []Op{OpMemcpyDtoDAsync}},
+	{"managed memory", []Op{OpMemAllocManaged}},
+	{"stream-ordered allocation", []Op{OpMemAllocAsync, OpMemFreeAsync}},
+	{"mapped host memory", []Op{OpMemHostGetDevicePtr}},
+	{"stream queries", []Op{OpStreamQuery}},
+	{"event queries", []Op{OpEventQuery}},
+	{"stream memory operations", []Op{OpStreamWaitValue64, OpStreamWriteValue64}},
+	{"host functions", []Op{OpLaunchHostFunc}},
+	{"IPC memory handles", ipcOps},
+	{"PCI bus id lookup", []Op{OpDeviceByPCIBusID}},
+	{"DMA-buf", []Op{OpMemGetHandleForRange}},
 }
+
+var (
+	memsetOps      = []Op{OpMemsetD8, OpMemsetD16, OpMemsetD32}
+	memsetAsyncOps = []Op{OpMemsetD8Async, OpMemsetD16Async, OpMemsetD32Async}
+	ipcOps         = []Op{OpIpcGetMemHandle, OpIpcOpenMemHandle, OpIpcCloseMemHandle}
+)
 
 // Unbound names the optional features (as Describe's "missing.<feature>"
 // keys name them: "UUIDs", "graphs", ...) for which v names no function or

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
 )
 
 // The raw layer: one clib.Func per operation, resolved once when the
@@ -27,6 +28,9 @@ type api struct {
 	// syncContext: Synchronize waits for a context it names
 	// (OpSynchronizeContext; see synchronizesContexts).
 	syncContext bool
+	// notReady is the vendor's "not ready" result code (600 in CUDA, HIP
+	// and MUSA): the one Results maps to device.ErrNotReady; -1 if none.
+	notReady int
 }
 
 // resolve looks every operation of v up in lib; a missing required one is
@@ -49,6 +53,14 @@ func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 		a.adapt[op] = v.Adapters[op]
 	}
 	a.syncContext = v.Context != CurrentDevice && a.fn[OpSynchronizeContext].OK() && a.adapt[OpSynchronizeContext] == nil
+	a.notReady = -1
+	for c, r := range v.Results {
+		for _, e := range r.Is {
+			if e == device.ErrNotReady && (a.notReady < 0 || c < a.notReady) {
+				a.notReady = c
+			}
+		}
+	}
 	return a, nil
 }
 

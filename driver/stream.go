@@ -20,6 +20,9 @@ type Stream struct {
 	mu   sync.Mutex // serialises Destroy
 	gone atomic.Bool
 	capt atomic.Pointer[capture] // set between BeginCapture and EndCapture (graph.go)
+	// foreign: the handle is another owner's (ForeignStream); Destroy
+	// releases the wrapper only.
+	foreign bool
 }
 
 // Event is an event of one device (CUevent, hipEvent_t): a device.Event.
@@ -229,12 +232,7 @@ func (st *Stream) Record(e device.Event) error {
 	if err != nil {
 		return err
 	}
-	return st.do("Record", func(a *api) error {
-		if err := a.eventRecord(ev.h[0], st.h[0]); err != nil {
-			return st.s.opErr(OpEventRecord, st.dev, err)
-		}
-		return nil
-	})
+	return st.run(OpEventRecord, []uintptr{ev.h[0], st.h[0]})
 }
 
 // Wait makes later work on the stream wait for e (cuStreamWaitEvent).
@@ -256,17 +254,16 @@ func (st *Stream) Wait(e device.Event) error {
 
 // Synchronize waits for the work queued on the stream (cuStreamSynchronize).
 func (st *Stream) Synchronize() error {
-	return st.do("Synchronize", func(a *api) error {
-		if err := a.handleOp(OpStreamSynchronize, st.h[:]); err != nil {
-			return st.s.opErr(OpStreamSynchronize, st.dev, err)
-		}
-		return nil
-	})
+	if st.gone.Load() {
+		return st.released("Synchronize")
+	}
+	return st.run(OpStreamSynchronize, st.h[:])
 }
 
 // Destroy releases the stream (cuStreamDestroy_v2); queued work still
 // completes. A second call does nothing. A stream that is capturing is
-// refused: EndCapture first.
+// refused: EndCapture first. A ForeignStream's handle stays its owner's:
+// Destroy releases the wrapper only.
 func (st *Stream) Destroy() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -275,6 +272,10 @@ func (st *Stream) Destroy() error {
 	}
 	if st.capt.Load() != nil {
 		return fmt.Errorf("%w: %s: Destroy of a stream of device %d that is capturing: EndCapture first", device.ErrInvalidValue, st.s.v.Type, st.dev.ordinal)
+	}
+	if st.foreign {
+		st.gone.Store(true)
+		return nil
 	}
 	err := st.do("Destroy", func(a *api) error { return a.handleOp(OpStreamDestroy, st.h[:]) })
 	if err != nil {
@@ -309,12 +310,10 @@ func (e *Event) do(op string, f func(a *api) error) error {
 // Synchronize waits until the work before the event's last record is done
 // (cuEventSynchronize).
 func (e *Event) Synchronize() error {
-	return e.do("Synchronize", func(a *api) error {
-		if err := a.handleOp(OpEventSynchronize, e.h[:]); err != nil {
-			return e.s.opErr(OpEventSynchronize, e.dev, err)
-		}
-		return nil
-	})
+	if e.gone.Load() {
+		return e.released("Synchronize")
+	}
+	return e.s.runOn(e.dev, OpEventSynchronize, e.h[:])
 }
 
 // Since is the device time from start's record to this event's

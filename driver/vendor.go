@@ -223,6 +223,11 @@ type Attributes struct {
 	MultiprocessorCount    int // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 16
 	ComputeCapabilityMajor int // 75
 	ComputeCapabilityMinor int // 76
+	// DMABufSupported is the attribute that says whether a device exports
+	// dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: 124). 0 says the
+	// vendor has none (no API numbers it 0): Backend.DMABufSupported is then
+	// an error matching device.ErrNotSupported.
+	DMABufSupported int
 }
 
 // JITOptions are the option numbers of an error-log buffer for

@@ -78,10 +78,11 @@ func BuildFake(tb testing.TB, vendor, dir string, defines ...string) string {
 }
 
 // FakeSources lists the files vendor's fake is built from (its C source and
-// the shared header), as absolute paths, for tests that cache built fakes
+// the shared headers), as absolute paths, for tests that cache built fakes
 // by their sources' hash.
 func FakeSources(tb testing.TB, vendor string) []string {
 	tb.Helper()
 	r := root(tb)
-	return []string{filepath.Join(r, fakes[vendor].src), filepath.Join(r, "driver", "drivertest", "testdata", "fake_common.h")}
+	td := filepath.Join(r, "driver", "drivertest", "testdata")
+	return []string{filepath.Join(r, fakes[vendor].src), filepath.Join(td, "fake_common.h"), filepath.Join(td, "fake_ops.h")}
 }

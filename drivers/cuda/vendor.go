@@ -93,6 +93,8 @@ var attributes = driver.Attributes{
 	MultiprocessorCount:    16, // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 	ComputeCapabilityMajor: 75, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 	ComputeCapabilityMinor: 76, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	// CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (cuda.h 11.7 to 13.0; cydriver.pxd.in)
+	DMABufSupported: 124,
 }
 
 // New returns a CUDA backend (driver.New(Vendor, opts...)). It does no I/O.
@@ -173,6 +175,42 @@ func Symbols(prefix string) map[driver.Op][]string {
 		driver.OpGraphLaunch:        names("GraphLaunch"),
 		driver.OpGraphExecDestroy:   names("GraphExecDestroy"),
 		driver.OpGraphDestroy:       names("GraphDestroy"),
+
+		// More memory and stream operations, each with the shape driver.Op
+		// gives, from cuda.h 13.0 as NVIDIA/cuda-python's
+		// cuda_bindings/cuda/bindings/cydriver.pxd.in declares it: the
+		// _v2 names are what cuda.h's #defines make of the bare ones
+		// (cuMemsetD8 -> cuMemsetD8_v2, cuMemcpyDtoD -> cuMemcpyDtoD_v2,
+		// cuMemHostGetDevicePointer -> _v2, cuIpcOpenMemHandle -> _v2,
+		// cuStreamWaitValue64 -> cuStreamWaitValue64_v2, ...); the bare
+		// exports are the older ABI of the same shape (the memsets' and
+		// the copy's 32-bit, listed in Narrow), kept as fallbacks.
+		// cuMemAllocAsync and cuMemFreeAsync are CUDA 11.2, cuLaunchHostFunc
+		// 10.0, cuMemGetHandleForAddressRange 11.7 (older drivers lack them:
+		// those features only are not supported). MUSA's mirror of these
+		// is drivers/musa's to confirm.
+		driver.OpMemsetD8:             names("MemsetD8_v2", "MemsetD8"),
+		driver.OpMemsetD16:            names("MemsetD16_v2", "MemsetD16"),
+		driver.OpMemsetD32:            names("MemsetD32_v2", "MemsetD32"),
+		driver.OpMemsetD8Async:        names("MemsetD8Async"),
+		driver.OpMemsetD16Async:       names("MemsetD16Async"),
+		driver.OpMemsetD32Async:       names("MemsetD32Async"),
+		driver.OpMemcpyDtoD:           names("MemcpyDtoD_v2", "MemcpyDtoD"),
+		driver.OpMemcpyDtoDAsync:      names("MemcpyDtoDAsync_v2", "MemcpyDtoDAsync"),
+		driver.OpMemAllocManaged:      names("MemAllocManaged"),
+		driver.OpMemAllocAsync:        names("MemAllocAsync"),
+		driver.OpMemFreeAsync:         names("MemFreeAsync"),
+		driver.OpMemHostGetDevicePtr:  names("MemHostGetDevicePointer_v2", "MemHostGetDevicePointer"),
+		driver.OpStreamQuery:          names("StreamQuery"),
+		driver.OpEventQuery:           names("EventQuery"),
+		driver.OpStreamWaitValue64:    names("StreamWaitValue64_v2", "StreamWaitValue64"),
+		driver.OpStreamWriteValue64:   names("StreamWriteValue64_v2", "StreamWriteValue64"),
+		driver.OpLaunchHostFunc:       names("LaunchHostFunc"),
+		driver.OpIpcGetMemHandle:      names("IpcGetMemHandle"),
+		driver.OpIpcOpenMemHandle:     names("IpcOpenMemHandle_v2", "IpcOpenMemHandle"),
+		driver.OpIpcCloseMemHandle:    names("IpcCloseMemHandle"),
+		driver.OpDeviceByPCIBusID:     names("DeviceGetByPCIBusId"),
+		driver.OpMemGetHandleForRange: names("MemGetHandleForAddressRange"),
 	}
 }
 
@@ -182,7 +220,8 @@ func Symbols(prefix string) map[driver.Op][]string {
 func Narrow(prefix string) []string {
 	var out []string
 	for _, n := range []string{"DeviceTotalMem", "MemGetInfo", "MemAlloc", "MemFree", "MemcpyHtoD", "MemcpyDtoH",
-		"ModuleGetGlobal", "MemcpyHtoDAsync", "MemcpyDtoHAsync"} {
+		"ModuleGetGlobal", "MemcpyHtoDAsync", "MemcpyDtoHAsync",
+		"MemsetD8", "MemsetD16", "MemsetD32", "MemcpyDtoD", "MemcpyDtoDAsync", "MemHostGetDevicePointer"} {
 		out = append(out, prefix+n)
 	}
 	return out

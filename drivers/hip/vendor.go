@@ -61,11 +61,12 @@ var vendor = &driver.Vendor{
 		Nodes: []string{"/dev/kfd"},
 	},
 	Symbols:     symbols,
+	Adapters:    adapters,
 	Results:     results,
 	ErrorPrefix: "HIP_",
 	ErrorText:   driver.ErrorTextReturned,
 	Attributes:  attributes,
-	OrdinalArgs: []driver.Op{driver.OpDeviceAttribute, driver.OpDevicePCIBusID},
+	OrdinalArgs: []driver.Op{driver.OpDeviceAttribute, driver.OpDevicePCIBusID, driver.OpDeviceByPCIBusID},
 	Context:     driver.CurrentDevice,
 	// JIT is zero: hipModuleLoadDataEx ignores its options (clr passes
 	// none to the loader), so it is called without any.
@@ -99,6 +100,10 @@ var attributes = driver.Attributes{
 	MultiprocessorCount:    63, // hipDeviceAttributeMultiprocessorCount
 	ComputeCapabilityMajor: 23, // hipDeviceAttributeComputeCapabilityMajor
 	ComputeCapabilityMinor: 61, // hipDeviceAttributeComputeCapabilityMinor
+	// hipDeviceAttributeDmaBufSupported: 93 in hipDeviceAttribute_t after
+	// hipDeviceAttributeHostNumaId (92), as the generated bindings of
+	// hip-python and hipfort number it (ROCm 6.2 and later).
+	DMABufSupported: 93,
 }
 
 // symbols is the HIP symbol table: each operation's one function, with the
@@ -159,6 +164,52 @@ var symbols = map[driver.Op][]string{
 	driver.OpGraphLaunch:        {"hipGraphLaunch"},
 	driver.OpGraphExecDestroy:   {"hipGraphExecDestroy"},
 	driver.OpGraphDestroy:       {"hipGraphDestroy"},
+
+	// More memory and stream operations (hip_runtime_api.h, ROCm/HIP at
+	// c5e11fc, ROCm 6.3: hipMemsetD8/D16/D32 and their Async forms,
+	// hipMemcpyDtoD(Async), hipMallocManaged(void **, size_t, unsigned
+	// flags), hipMallocAsync, hipFreeAsync, hipHostGetDevicePointer(void
+	// **, void *, unsigned), hipStreamQuery, hipEventQuery,
+	// hipStreamWaitValue64 (with a fifth argument, the mask: see
+	// adapters), hipStreamWriteValue64, hipLaunchHostFunc, the IPC trio
+	// with the 64-byte hipIpcMemHandle_t by value, hipDeviceGetByPCIBusId(int
+	// *device, const char *)). hipMemGetHandleForAddressRange(void *handle,
+	// hipDeviceptr_t, size_t, hipMemRangeHandleType, unsigned long long) is
+	// newer than that header (ROCm/rocm-systems' projects/hip); a runtime
+	// without it lacks DMA-buf only.
+	driver.OpMemsetD8:             {"hipMemsetD8"},
+	driver.OpMemsetD16:            {"hipMemsetD16"},
+	driver.OpMemsetD32:            {"hipMemsetD32"},
+	driver.OpMemsetD8Async:        {"hipMemsetD8Async"},
+	driver.OpMemsetD16Async:       {"hipMemsetD16Async"},
+	driver.OpMemsetD32Async:       {"hipMemsetD32Async"},
+	driver.OpMemcpyDtoD:           {"hipMemcpyDtoD"},
+	driver.OpMemcpyDtoDAsync:      {"hipMemcpyDtoDAsync"},
+	driver.OpMemAllocManaged:      {"hipMallocManaged"},
+	driver.OpMemAllocAsync:        {"hipMallocAsync"},
+	driver.OpMemFreeAsync:         {"hipFreeAsync"},
+	driver.OpMemHostGetDevicePtr:  {"hipHostGetDevicePointer"},
+	driver.OpStreamQuery:          {"hipStreamQuery"},
+	driver.OpEventQuery:           {"hipEventQuery"},
+	driver.OpStreamWaitValue64:    {"hipStreamWaitValue64"},
+	driver.OpStreamWriteValue64:   {"hipStreamWriteValue64"},
+	driver.OpLaunchHostFunc:       {"hipLaunchHostFunc"},
+	driver.OpIpcGetMemHandle:      {"hipIpcGetMemHandle"},
+	driver.OpIpcOpenMemHandle:     {"hipIpcOpenMemHandle"},
+	driver.OpIpcCloseMemHandle:    {"hipIpcCloseMemHandle"},
+	driver.OpDeviceByPCIBusID:     {"hipDeviceGetByPCIBusId"},
+	driver.OpMemGetHandleForRange: {"hipMemGetHandleForAddressRange"},
+}
+
+// adapters call the HIP functions whose shape is not CUDA's.
+var adapters = map[driver.Op]driver.Adapter{
+	// hipError_t hipStreamWaitValue64(hipStream_t, void *ptr, uint64_t
+	// value, unsigned int flags, uint64_t mask): CUDA's four arguments and
+	// a mask of every bit (the header's default), so the whole word is
+	// compared; hipStreamWaitValueGte is 0, as CU_STREAM_WAIT_VALUE_GEQ.
+	driver.OpStreamWaitValue64: func(fn *clib.Func, args ...uintptr) int {
+		return fn.CallCode(args[0], args[1], args[2], args[3], ^uintptr(0))
+	},
 }
 
 // New returns a HIP backend (driver.New(Vendor, opts...)). It does no I/O.

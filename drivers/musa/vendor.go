@@ -75,6 +75,25 @@ var vendor = func() *driver.Vendor {
 	// CUDA's, RELAXED = 2), the flags' width; bare muGraphInstantiate is
 	// never bound (public code calls it with 3 arguments and with 5).
 	v.Symbols[driver.OpStreamBeginCapture] = []string{"muStreamBeginCapture_v2", "muStreamBeginCapture"}
+	// More memory and stream operations: the mirror of CUDA's names
+	// (cuda.Symbols("mu"), each with its _v2 first where CUDA has one). No
+	// public musa.h states them; public code that calls MUSA's driver API
+	// does, with CUDA's arguments: OpenXLA's MUSA port (zml/xla,
+	// xla/stream_executor/musa/: muMemsetD8Async, muMemsetD32Async,
+	// muMemcpyDtoDAsync, muStreamQuery, muLaunchHostFunc), zpc's MUSA
+	// backend (zenustech/zpc: muLaunchHostFunc(stream, fn, data),
+	// muMemFreeAsync), MUSA ports of TransformerEngine
+	// (muStreamWaitValue64, muStreamWriteValue64 on an MUdeviceptr), a MUSA
+	// driver hook library (MUresult muDeviceGetByPCIBusId(MUdevice *, const
+	// char *)) and MUSA driver-internals notes naming muMemsetD8/D16/D32
+	// (_v2), muMemAllocManaged, muMemAllocAsync, muMemHostGetDevicePointer
+	// (_v2), muIpcGetMemHandle, muIpcOpenMemHandle (_v2), muIpcCloseMemHandle
+	// and muEventQuery. UNCONFIRMED until read in musa.h or `nm -D
+	// libmusa.so` on a MUSA machine. Not bound: no public code names a
+	// muMemGetHandleForAddressRange nor MUdevice_attribute's dma-buf number,
+	// so DMA-buf is not supported on MUSA.
+	delete(v.Symbols, driver.OpMemGetHandleForRange)
+	v.Attributes.DMABufSupported = 0
 	return v
 }()
 

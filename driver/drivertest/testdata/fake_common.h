@@ -285,6 +285,7 @@ static int fake_device_total_mem(unsigned long long *bytes, int dev) {
 	return 0;
 }
 
+static int fake_dma_buf_supported(void);
 static int fake_device_get_attribute(int *v, int attr, int dev) {
 	FAKE_GUARD();
 	if (fake_ordinal(dev) < 0) return 101;
@@ -293,6 +294,7 @@ static int fake_device_get_attribute(int *v, int attr, int dev) {
 	case 16: *v = fake.sm; return 0;
 	case 75: *v = fake.major; return 0;
 	case 76: *v = fake.minor; return 0;
+	case 124: *v = fake_dma_buf_supported(); return 0; /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (fake_ops.h) */
 	}
 	return 1;
 }
@@ -919,11 +921,27 @@ static void fake_push(struct fake_stream *s, struct fake_op *op) {
 	s->tail = op;
 }
 
-/* fake_flush runs s's queued work in order; the first error sticks to the
- * stream and is returned. fake_smu held. */
-static int fake_flush(struct fake_stream *s) {
+/* The operations of fake_ops.h (memsets, device copies, frees, value waits
+ * and writes, host functions): whether one cannot run yet, running one, and
+ * making progress elsewhere while a stream waits. */
+#define FAKE_BLOCKED (-1)
+static int fake_op_blocked(const struct fake_op *op);
+static int fake_run_op(struct fake_op *op);
+static int fake_unblock(struct fake_stream *s);
+
+/* fake_flush_to runs s's queued work in order; the first error sticks to the
+ * stream and is returned. A value wait that is not met stops it: with wait
+ * 0 it returns FAKE_BLOCKED, else it makes progress elsewhere or polls
+ * (fake_unblock). fake_smu held. */
+static int fake_flush_to(struct fake_stream *s, int wait) {
 	while (s->head) {
 		struct fake_op *op = s->head;
+		if (fake_op_blocked(op)) {
+			if (!wait) return FAKE_BLOCKED;
+			int u = fake_unblock(s);
+			if (u) return u;
+			continue;
+		}
 		s->head = op->next;
 		if (!s->head) s->tail = NULL;
 		int r = 0;
@@ -936,12 +954,16 @@ static int fake_flush(struct fake_stream *s) {
 			op->ev->recorded = 1;
 			op->ev->pending = 0;
 			break;
+		default:
+			r = fake_run_op(op);
 		}
 		if (r && !s->err) s->err = r;
 		free(op);
 	}
 	return s->err;
 }
+
+static int fake_flush(struct fake_stream *s) { return fake_flush_to(s, 1); }
 
 static int fake_stream_create(void **ps, unsigned flags) {
 	FAKE_GUARD();
@@ -1341,3 +1363,5 @@ static void fake_capture_push(struct fake_graph *g, struct fake_op *op) {
 	if (g->tail) g->tail->next = op; else g->head = op;
 	g->tail = op;
 }
+
+#include "fake_ops.h"

@@ -15,6 +15,10 @@
  *   -DFAKE_NO_GRAPHS           lacks the stream-capture and graph symbols
  *   -DFAKE_CAPTURE_BARE        lacks *StreamBeginCapture_v2; the bare *StreamBeginCapture takes the mode
  *                              (the shape public code gives MUSA's; CUDA's bare one takes only the stream)
+ *   -DFAKE_NO_MORE_OPS         lacks the operations of fake_ops.h (memset, device copies, managed and
+ *                              stream-ordered memory, queries, value waits, host functions, IPC, PCI
+ *                              lookup, dma-buf)
+ *   -DFAKE_LEGACY_MORE         has only the unversioned names of those that have a _v2 (old drivers)
  */
 #if defined(FAKE_PREFIX)
 /* Another CUDA-shaped driver API (an out-of-tree vendor's fake): the
@@ -177,4 +181,45 @@ EXPORT RESULT SYM(GraphInstantiate_v2)(GRAPHEXEC *phGraphExec, GRAPH hGraph, GRA
 EXPORT RESULT SYM(GraphLaunch)(GRAPHEXEC hGraphExec, STREAM hStream) { return fake_graph_launch(hGraphExec, hStream); }
 EXPORT RESULT SYM(GraphExecDestroy)(GRAPHEXEC hGraphExec) { return fake_graph_destroy_any(hGraphExec, 1); }
 EXPORT RESULT SYM(GraphDestroy)(GRAPH hGraph) { return fake_graph_destroy_any(hGraph, 0); }
+#endif
+
+#if !defined(FAKE_NO_MODULES) && !defined(FAKE_NO_STREAMS) && !defined(FAKE_NO_MORE_OPS)
+/* The operations of fake_ops.h (cuda.h 13.0's shapes; CUipcMemHandle is 64
+ * bytes passed by value). */
+typedef struct { char reserved[64]; } IPCHANDLE;
+#ifdef FAKE_LEGACY_MORE
+#define SYMV2(x) SYM(x)
+#else
+#define SYMV2(x) SYM(x##_v2)
+#endif
+EXPORT RESULT SYMV2(MemsetD8)(DEVICEPTR dstDevice, unsigned char uc, size_t N) { return fake_memset_any(dstDevice, uc, 1, N, NULL, 0); }
+EXPORT RESULT SYMV2(MemsetD16)(DEVICEPTR dstDevice, unsigned short us, size_t N) { return fake_memset_any(dstDevice, us, 2, N, NULL, 0); }
+EXPORT RESULT SYMV2(MemsetD32)(DEVICEPTR dstDevice, unsigned int ui, size_t N) { return fake_memset_any(dstDevice, ui, 4, N, NULL, 0); }
+EXPORT RESULT SYM(MemsetD8Async)(DEVICEPTR dstDevice, unsigned char uc, size_t N, STREAM hStream) { return fake_memset_any(dstDevice, uc, 1, N, hStream, 1); }
+EXPORT RESULT SYM(MemsetD16Async)(DEVICEPTR dstDevice, unsigned short us, size_t N, STREAM hStream) { return fake_memset_any(dstDevice, us, 2, N, hStream, 1); }
+EXPORT RESULT SYM(MemsetD32Async)(DEVICEPTR dstDevice, unsigned int ui, size_t N, STREAM hStream) { return fake_memset_any(dstDevice, ui, 4, N, hStream, 1); }
+EXPORT RESULT SYMV2(MemcpyDtoD)(DEVICEPTR dstDevice, DEVICEPTR srcDevice, size_t ByteCount) { return fake_memcpy_dtod(dstDevice, srcDevice, ByteCount, NULL, 0); }
+EXPORT RESULT SYMV2(MemcpyDtoDAsync)(DEVICEPTR dstDevice, DEVICEPTR srcDevice, size_t ByteCount, STREAM hStream) {
+	return fake_memcpy_dtod(dstDevice, srcDevice, ByteCount, hStream, 1);
+}
+EXPORT RESULT SYM(MemAllocManaged)(DEVICEPTR *dptr, size_t bytesize, unsigned int flags) { return fake_mem_alloc_managed(dptr, bytesize, flags); }
+EXPORT RESULT SYM(MemAllocAsync)(DEVICEPTR *dptr, size_t bytesize, STREAM hStream) { return fake_mem_alloc_async(dptr, bytesize, hStream); }
+EXPORT RESULT SYM(MemFreeAsync)(DEVICEPTR dptr, STREAM hStream) { return fake_mem_free_async(dptr, hStream); }
+EXPORT RESULT SYMV2(MemHostGetDevicePointer)(DEVICEPTR *pdptr, void *p, unsigned int Flags) { return fake_host_get_device_pointer(pdptr, p, Flags); }
+EXPORT RESULT SYM(StreamQuery)(STREAM hStream) { return fake_stream_query(hStream); }
+EXPORT RESULT SYM(EventQuery)(EVENT hEvent) { return fake_event_query(hEvent); }
+EXPORT RESULT SYMV2(StreamWaitValue64)(STREAM stream, DEVICEPTR addr, unsigned long long value, unsigned int flags) {
+	return fake_stream_value64(OP_WAIT64, stream, addr, value, flags);
+}
+EXPORT RESULT SYMV2(StreamWriteValue64)(STREAM stream, DEVICEPTR addr, unsigned long long value, unsigned int flags) {
+	return fake_stream_value64(OP_WRITE64, stream, addr, value, flags);
+}
+EXPORT RESULT SYM(LaunchHostFunc)(STREAM hStream, void (*fn)(void *), void *userData) { return fake_launch_host_func(hStream, fn, userData); }
+EXPORT RESULT SYM(IpcGetMemHandle)(IPCHANDLE *pHandle, DEVICEPTR dptr) { return fake_ipc_get(pHandle, dptr); }
+EXPORT RESULT SYMV2(IpcOpenMemHandle)(DEVICEPTR *pdptr, IPCHANDLE handle, unsigned int Flags) { return fake_ipc_open(pdptr, &handle, Flags); }
+EXPORT RESULT SYM(IpcCloseMemHandle)(DEVICEPTR dptr) { return fake_ipc_close(dptr); }
+EXPORT RESULT SYM(DeviceGetByPCIBusId)(DEVICE *dev, const char *pciBusId) { return fake_device_get_by_pci_bus_id(dev, pciBusId, 0); }
+EXPORT RESULT SYM(MemGetHandleForAddressRange)(void *handle, DEVICEPTR dptr, size_t size, int handleType, unsigned long long flags) {
+	return fake_get_handle_for_range(handle, dptr, size, handleType, flags);
+}
 #endif

@@ -6,8 +6,8 @@
  *   - hipDevice_t is the ordinal (hipDeviceGet returns it, as CLR does); the
  *     shared fake's handles (ordinal+1000) never leave this file.
  *   - hipDeviceGetAttribute answers HIP's numbers only (63 multiprocessors,
- *     23 and 61 compute capability); any other number, CUDA's 16/75/76
- *     included, is hipErrorInvalidValue.
+ *     23 and 61 compute capability, 93 dma-buf support); any other number,
+ *     CUDA's 16/75/76/124 included, is hipErrorInvalidValue.
  *   - hipGetDeviceCount with no device returns hipErrorNoDevice and a count
  *     of 0, as CLR's does.
  *   - hipGetErrorName and hipGetErrorString return const char *; unknown
@@ -28,6 +28,9 @@
  *   -DFAKE_NO_LOAD_DATA_EX     lacks hipModuleLoadDataEx (only hipModuleLoadData)
  *   -DFAKE_NO_STREAMS          lacks the stream, event and pinned-memory symbols (and the graph ones)
  *   -DFAKE_NO_GRAPHS           lacks the stream-capture and graph symbols
+ *   -DFAKE_NO_MORE_OPS         lacks the operations of fake_ops.h (memset, device copies, managed and
+ *                              stream-ordered memory, queries, value waits, host functions, IPC, PCI
+ *                              lookup, dma-buf)
  * (-DFAKE_NO_TOTALMEM_V2 is CUDA's: HIP has one hipDeviceTotalMem.)
  */
 #define FAKE_ERR_PREFIX "HIP_"
@@ -50,6 +53,7 @@ typedef enum hipDeviceAttribute_t {
 	hipDeviceAttributeComputeCapabilityMajor = 23,
 	hipDeviceAttributeComputeCapabilityMinor = 61,
 	hipDeviceAttributeMultiprocessorCount = 63,
+	hipDeviceAttributeDmaBufSupported = 93,
 } hipDeviceAttribute_t;
 typedef enum hipJitOption { hipJitOptionMaxRegisters = 0 } hipJitOption;
 
@@ -85,6 +89,7 @@ EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int 
 	case hipDeviceAttributeMultiprocessorCount: cu = 16; break;
 	case hipDeviceAttributeComputeCapabilityMajor: cu = 75; break;
 	case hipDeviceAttributeComputeCapabilityMinor: cu = 76; break;
+	case hipDeviceAttributeDmaBufSupported: cu = 124; break;
 	}
 	return fake_device_get_attribute(pi, cu, handle(deviceId));
 }
@@ -204,4 +209,54 @@ EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGr
 EXPORT hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream) { return fake_graph_launch(graphExec, stream); }
 EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec) { return fake_graph_destroy_any(graphExec, 1); }
 EXPORT hipError_t hipGraphDestroy(hipGraph_t graph) { return fake_graph_destroy_any(graph, 0); }
+#endif
+
+#if !defined(FAKE_NO_MODULES) && !defined(FAKE_NO_STREAMS) && !defined(FAKE_NO_MORE_OPS)
+/* The operations of fake_ops.h, with hip_runtime_api.h's shapes (ROCm 6.3;
+ * hipMemGetHandleForAddressRange from later ROCm): hipIpcMemHandle_t is 64
+ * bytes passed by value, hipStreamWaitValue64 takes a mask (the fake
+ * requires all bits), hipDeviceGetByPCIBusId answers the ordinal. */
+typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;
+typedef void (*hipHostFn_t)(void *userData);
+EXPORT hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count) { return (hipError_t)fake_memset_any((uintptr_t)dest, value, 1, count, NULL, 0); }
+EXPORT hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count) { return (hipError_t)fake_memset_any((uintptr_t)dest, value, 2, count, NULL, 0); }
+EXPORT hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count) { return (hipError_t)fake_memset_any((uintptr_t)dest, (unsigned)value, 4, count, NULL, 0); }
+EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count, hipStream_t stream) {
+	return (hipError_t)fake_memset_any((uintptr_t)dest, value, 1, count, stream, 1);
+}
+EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dest, unsigned short value, size_t count, hipStream_t stream) {
+	return (hipError_t)fake_memset_any((uintptr_t)dest, value, 2, count, stream, 1);
+}
+EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream) {
+	return (hipError_t)fake_memset_any((uintptr_t)dst, (unsigned)value, 4, count, stream, 1);
+}
+EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes) { return (hipError_t)fake_memcpy_dtod((uintptr_t)dst, (uintptr_t)src, sizeBytes, NULL, 0); }
+EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream) {
+	return (hipError_t)fake_memcpy_dtod((uintptr_t)dst, (uintptr_t)src, sizeBytes, stream, 1);
+}
+EXPORT hipError_t hipMallocManaged(void **dev_ptr, size_t size, unsigned int flags) { return (hipError_t)fake_mem_alloc_managed((unsigned long long *)dev_ptr, size, flags); }
+EXPORT hipError_t hipMallocAsync(void **dev_ptr, size_t size, hipStream_t stream) { return (hipError_t)fake_mem_alloc_async((unsigned long long *)dev_ptr, size, stream); }
+EXPORT hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream) { return (hipError_t)fake_mem_free_async((uintptr_t)dev_ptr, stream); }
+EXPORT hipError_t hipHostGetDevicePointer(void **devPtr, void *hstPtr, unsigned int flags) {
+	return (hipError_t)fake_host_get_device_pointer((unsigned long long *)devPtr, hstPtr, flags);
+}
+EXPORT hipError_t hipStreamQuery(hipStream_t stream) { return (hipError_t)fake_stream_query(stream); }
+EXPORT hipError_t hipEventQuery(hipEvent_t event) { return (hipError_t)fake_event_query(event); }
+EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void *ptr, uint64_t value, unsigned int flags, uint64_t mask) {
+	if (mask != ~(uint64_t)0) return hipErrorInvalidValue; /* the fake compares whole words */
+	return (hipError_t)fake_stream_value64(OP_WAIT64, stream, (uintptr_t)ptr, value, flags);
+}
+EXPORT hipError_t hipStreamWriteValue64(hipStream_t stream, void *ptr, uint64_t value, unsigned int flags) {
+	return (hipError_t)fake_stream_value64(OP_WRITE64, stream, (uintptr_t)ptr, value, flags);
+}
+EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData) { return (hipError_t)fake_launch_host_func(stream, fn, userData); }
+EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t *handle, void *devPtr) { return (hipError_t)fake_ipc_get(handle, (uintptr_t)devPtr); }
+EXPORT hipError_t hipIpcOpenMemHandle(void **devPtr, hipIpcMemHandle_t handle, unsigned int flags) {
+	return (hipError_t)fake_ipc_open((unsigned long long *)devPtr, &handle, flags);
+}
+EXPORT hipError_t hipIpcCloseMemHandle(void *devPtr) { return (hipError_t)fake_ipc_close((uintptr_t)devPtr); }
+EXPORT hipError_t hipDeviceGetByPCIBusId(int *device, const char *pciBusId) { return (hipError_t)fake_device_get_by_pci_bus_id(device, pciBusId, 1); }
+EXPORT hipError_t hipMemGetHandleForAddressRange(void *handle, hipDeviceptr_t dptr, size_t size, int handleType, unsigned long long flags) {
+	return (hipError_t)fake_get_handle_for_range(handle, (uintptr_t)dptr, size, handleType, flags);
+}
 #endif
