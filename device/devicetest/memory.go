@@ -18,6 +18,7 @@ type memory struct {
 	allocs  map[uint64][]byte // by base address
 	bases   []uint64          // sorted
 	streams []*Stream         // live streams, for a device synchronize
+	ipc     map[uint64]int    // open IPC mappings, by base
 }
 
 func newMemory(index int, total uint64) memory {

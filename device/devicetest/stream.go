@@ -37,10 +37,11 @@ type Event struct {
 
 // HostBuffer is a fake pinned buffer (Go memory the fake tracks).
 type HostBuffer struct {
-	b    *Backend
-	buf  []byte
-	mu   sync.Mutex
-	gone bool
+	b      *Backend
+	buf    []byte
+	mu     sync.Mutex
+	gone   bool
+	mapped map[*dev]device.Ptr // HostDevicePointer's mappings
 }
 
 var (
@@ -104,6 +105,17 @@ func (h *HostBuffer) Free() error {
 		return nil
 	}
 	h.gone = true
+	for d, base := range h.mapped {
+		d.mem.mu.Lock()
+		delete(d.mem.allocs, uint64(base))
+		for i, x := range d.mem.bases {
+			if x == uint64(base) {
+				d.mem.bases = append(d.mem.bases[:i], d.mem.bases[i+1:]...)
+				break
+			}
+		}
+		d.mem.mu.Unlock()
+	}
 	h.b.mu.Lock()
 	defer h.b.mu.Unlock()
 	for i, x := range h.b.host {
@@ -159,18 +171,27 @@ func (s *Stream) queueLocked(st step) {
 	s.queue = append(s.queue, st.run)
 }
 
-// flush runs the queued work; the first error sticks.
-func (s *Stream) flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// flush runs the queued work; the first error sticks. A value wait that
+// is not met holds it: the device's other streams run meanwhile (a write
+// there may release it), then it polls (memops.go's drain).
+func (s *Stream) flush() error { return s.drain(true) }
+
+// runLocked runs the queued work until the queue is empty or a step
+// answers errHeld (left at the head); it reports whether it was held. mu
+// held.
+func (s *Stream) runLocked() (held bool) {
 	for len(s.queue) > 0 {
 		f := s.queue[0]
+		err := f()
+		if err == errHeld {
+			return true
+		}
 		s.queue = s.queue[1:]
-		if err := f(); err != nil && s.err == nil {
+		if err != nil && s.err == nil {
 			s.err = err
 		}
 	}
-	return s.err
+	return false
 }
 
 // Launch queues fn on the stream.
