@@ -254,9 +254,14 @@ func (a *api) memcpyDtoH(dst []byte, src uint64) error {
 
 // memHostAlloc allocates pinned host memory (flags 0: portable to the
 // allocating context).
-func (a *api) memHostAlloc(n uint64) (uintptr, error) {
+func (a *api) memHostAlloc(n uint64) (uintptr, error) { return a.memHostAllocFlags(n, 0) }
+
+// memHostAllocFlags allocates pinned host memory with flags
+// (CU_MEMHOSTALLOC_PORTABLE 1, _DEVICEMAP 2; hipHostMallocPortable 1,
+// hipHostMallocMapped 2).
+func (a *api) memHostAllocFlags(n uint64, flags uint32) (uintptr, error) {
 	var p uintptr
-	r := a.call(OpMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), 0)
+	r := a.call(OpMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), uintptr(flags))
 	return p, a.check(OpMemHostAlloc, r)
 }
 
@@ -543,9 +548,9 @@ func (a *api) deviceByPCIBusID(id []byte) (uint64, error) {
 // dmaBufFD is CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD (hipMemRangeHandleTypeDmaBufFd).
 const dmaBufFD = 1
 
-func (a *api) memGetDMABufFD(p, n uint64) (int, error) {
+func (a *api) memGetDMABufFD(p, n, flags uint64) (int, error) {
 	fd := int32(-1)
-	r := a.call(OpMemGetHandleForRange, uintptr(unsafe.Pointer(&fd)), uintptr(p), uintptr(n), dmaBufFD, 0)
+	r := a.call(OpMemGetHandleForRange, uintptr(unsafe.Pointer(&fd)), uintptr(p), uintptr(n), dmaBufFD, uintptr(flags))
 	return int(fd), a.check(OpMemGetHandleForRange, r)
 }
 

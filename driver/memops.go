@@ -202,10 +202,18 @@ func (b *Backend) DMABufSupported(index int) (bool, error) {
 // descriptor (cuMemGetHandleForAddressRange with
 // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD); the caller closes it.
 func (b *Backend) DMABufFD(index int, p device.Ptr, size uint64) (int, error) {
+	return b.DMABufFDWith(index, p, size, 0)
+}
+
+// DMABufFDWith is DMABufFD with the driver's flags
+// (CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 1 asks for a mapping
+// through PCIe rather than the GPU's own fabric), for C hosts that pass
+// them on.
+func (b *Backend) DMABufFDWith(index int, p device.Ptr, size, flags uint64) (int, error) {
 	fd := -1
 	err := b.onDevice(index, "DMA-buf", []Op{OpMemGetHandleForRange}, func(s *state, d *devState) error {
 		var err error
-		if fd, err = s.api.memGetDMABufFD(uint64(p), size); err != nil {
+		if fd, err = s.api.memGetDMABufFD(uint64(p), size, flags); err != nil {
 			return fmt.Errorf("%s(device %d, %#x, %d bytes, DMA_BUF_FD): %w", s.api.sym(OpMemGetHandleForRange), d.ordinal, uint64(p), size, err)
 		}
 		if fd < 0 {

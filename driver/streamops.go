@@ -122,6 +122,56 @@ func (b *Backend) ForeignStream(index int, h uintptr) (*Stream, error) {
 	return &Stream{b: b, s: s, dev: d, h: [1]uintptr{h}, foreign: true}, nil
 }
 
+// Select makes device index's context current on the calling OS thread and
+// leaves it there, as the CUDA runtime's cudaSetDevice does: for a C host
+// whose other libraries (the CUDA runtime, NCCL) use the thread's current
+// context. Every other call of the backend makes its own device current
+// itself and needs no Select.
+func (b *Backend) Select(index int) error {
+	_, _, err := b.enter(index)
+	if err != nil {
+		return err
+	}
+	leave()
+	return nil
+}
+
+// hostMapped are the flags of AllocHostMapped: CU_MEMHOSTALLOC_PORTABLE |
+// CU_MEMHOSTALLOC_DEVICEMAP (hipHostMallocPortable | hipHostMallocMapped).
+const hostMapped = 1 | 2
+
+// AllocHostMapped allocates size bytes of pinned host memory that every
+// context may use and that is mapped into the devices' address space
+// (HostDevicePointer), as cudaHostAlloc(cudaHostAllocMapped |
+// cudaHostAllocPortable) does.
+func (b *Backend) AllocHostMapped(index int, size uint64) (*HostBuffer, error) {
+	if _, err := b.ready("pinned host memory", hostOps...); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, fmt.Errorf("%w: %s: AllocHostMapped of 0 bytes", device.ErrInvalidValue, b.v.Type)
+	}
+	s, d, err := b.enter(index)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.api.memHostAllocFlags(size, hostMapped)
+	leave()
+	if err != nil {
+		return nil, fmt.Errorf("%s(device %d, %d bytes, mapped): %w", s.api.sym(OpMemHostAlloc), d.ordinal, size, err)
+	}
+	b.pinned.add(p, size)
+	return &HostBuffer{b: b, s: s, dev: d, p: p, n: size}, nil
+}
+
+// Addr is the buffer's address (C memory), 0 after Free.
+func (hb *HostBuffer) Addr() uintptr {
+	if hb.gone.Load() {
+		return 0
+	}
+	return hb.p
+}
+
 // Foreign reports whether the stream's handle is another owner's.
 func (st *Stream) Foreign() bool { return st.foreign }
 
