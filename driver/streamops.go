@@ -24,13 +24,6 @@ var (
 // polling loop allocates nothing.
 var errPending = fmt.Errorf("%w: work is pending", device.ErrNotReady)
 
-// The flags of OpStreamCreate and OpEventCreate that NewStreamWith and
-// NewEventWith pass (CUDA's and HIP's numbers agree).
-const (
-	streamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
-	eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING, hipEventDisableTiming
-)
-
 // runOn runs op with args (values) with device d current, in one
 // transition to C, and says which call failed.
 func (s *state) runOn(d *devState, op Op, args []uintptr) error {
@@ -64,7 +57,9 @@ func (st *Stream) ready(op, what string, ops ...Op) error {
 
 // NewStreamWith creates a stream on device index; nonBlocking makes it one
 // that does not wait for the legacy default stream (CU_STREAM_NON_BLOCKING),
-// as the CUDA runtime's cudaStreamNonBlocking streams do.
+// as the CUDA runtime's cudaStreamNonBlocking streams do, where the vendor
+// gives the flag's number (Vendor.NonBlockingStream; else a default
+// stream).
 func (b *Backend) NewStreamWith(index int, nonBlocking bool) (*Stream, error) {
 	if _, err := b.ready("streams", streamOps...); err != nil {
 		return nil, err
@@ -75,7 +70,7 @@ func (b *Backend) NewStreamWith(index int, nonBlocking bool) (*Stream, error) {
 	}
 	var flags uint32
 	if nonBlocking {
-		flags = streamNonBlocking
+		flags = b.v.NonBlockingStream
 	}
 	h, err := s.api.streamCreateFlags(flags)
 	leave()
@@ -86,7 +81,9 @@ func (b *Backend) NewStreamWith(index int, nonBlocking bool) (*Stream, error) {
 }
 
 // NewEventWith creates an event on device index; timing false creates one
-// without timing (CU_EVENT_DISABLE_TIMING), cheaper to record and wait for.
+// without timing (CU_EVENT_DISABLE_TIMING), cheaper to record and wait for,
+// where the vendor gives the flag's number (Vendor.EventNoTiming; else an
+// event with timing).
 func (b *Backend) NewEventWith(index int, timing bool) (*Event, error) {
 	if _, err := b.ready("events", eventOps...); err != nil {
 		return nil, err
@@ -97,7 +94,7 @@ func (b *Backend) NewEventWith(index int, timing bool) (*Event, error) {
 	}
 	var flags uint32
 	if !timing {
-		flags = eventDisableTiming
+		flags = b.v.EventNoTiming
 	}
 	h, err := s.api.eventCreateFlags(flags)
 	leave()

@@ -116,6 +116,15 @@ type Vendor struct {
 	Runtimes []Runtime
 	Shared   bool
 
+	// NonBlockingStream is OpStreamCreate's flag for a stream that does
+	// not wait for the legacy default stream (CU_STREAM_NON_BLOCKING,
+	// hipStreamNonBlocking: 1), and EventNoTiming OpEventCreate's for an
+	// event without timing (CU_EVENT_DISABLE_TIMING, hipEventDisableTiming:
+	// 2). 0 says the vendor's number is not known: NewStreamWith and
+	// NewEventWith then create default streams and events.
+	NonBlockingStream uint32
+	EventNoTiming     uint32
+
 	// Container is what a container needs to use the vendor's devices:
 	// its control nodes, each device's own nodes, the libraries besides
 	// the driver's and the variable that selects devices by UUID (CDI

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/drivers"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 var update = flag.Bool("update", false, "TestSupportTable: rewrite docs/flagcx.md's support table from the kit's claims")
@@ -25,7 +25,7 @@ const (
 // claim the conformance kit checks on every vendor's fake (a supported
 // operation works there; the others answer device.ErrNotSupported).
 func supportTable() string {
-	vs := drivers.Vendors()
+	vs := vendors.All()
 	var b strings.Builder
 	b.WriteString("| operation |")
 	for _, v := range vs {

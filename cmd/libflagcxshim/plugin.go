@@ -14,10 +14,10 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/drivers"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/logging"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/vendors"
 )
 
 // The plugin's state: the backend flagos routes to, decided on the first
@@ -128,8 +128,8 @@ func decideAtLoad(getenv func(string) string) string {
 	if !auto {
 		return nameOf(name)
 	}
-	for _, t := range drivers.AutoOrder() {
-		v, ok := drivers.Lookup(t)
+	for _, t := range vendors.AutoOrder() {
+		v, ok := vendors.Lookup(t)
 		if !ok {
 			continue
 		}

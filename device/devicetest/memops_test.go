@@ -11,10 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 func TestMemoryOps(t *testing.T) {
-	b, _ := newFake(device.NewHooks())
+	b, _ := newFake(hooks.NewHooks())
 	mo, err := device.MemoryOpsOf(b)
 	require.NoError(t, err)
 	p, err := b.Alloc(0, 64)
@@ -59,7 +60,7 @@ func TestMemoryOps(t *testing.T) {
 }
 
 func TestStreamOpsOrderByValue(t *testing.T) {
-	b, _ := newFake(device.NewHooks())
+	b, _ := newFake(hooks.NewHooks())
 	s1, err := b.NewStream(0)
 	require.NoError(t, err)
 	s2, err := b.NewStream(0)
@@ -111,7 +112,7 @@ func TestStreamOpsOrderByValue(t *testing.T) {
 }
 
 func TestIPCPCIDMABuf(t *testing.T) {
-	b, _ := newFake(device.NewHooks())
+	b, _ := newFake(hooks.NewHooks())
 	ipc, err := device.IPCOf(b)
 	require.NoError(t, err)
 	p, err := b.Alloc(1, 128)

@@ -182,9 +182,13 @@ func memops(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.ErrorIs(t, err, device.ErrInvalidValue)
 	require.NoError(t, hb.Free())
 
-	_, err = b.AllocManaged(9, 8)
-	assert.ErrorIs(t, err, device.ErrInvalidIndex)
-	assert.ErrorIs(t, b.Memset(9, p, 0, 1, 1), device.ErrInvalidIndex)
+	if s.supports("managed memory") {
+		_, err = b.AllocManaged(9, 8)
+		assert.ErrorIs(t, err, device.ErrInvalidIndex)
+	}
+	if s.supports("memset (8/16/32-bit)") {
+		assert.ErrorIs(t, b.Memset(9, p, 0, 1, 1), device.ErrInvalidIndex)
+	}
 	require.NoError(t, b.Free(1, p))
 	require.NoError(t, b.Free(1, q))
 	assert.Equal(t, before, allocs(), "every allocation is freed")
@@ -452,7 +456,15 @@ func noMemOps(t *testing.T, s *Suite, b *driver.Backend) {
 			missing++
 		}
 	}
-	assert.Greater(t, missing, len(s.Vendor.Unbound()), "Describe reports what the library lacks beyond what the vendor never binds")
+	bindsAny := false
+	for _, o := range Operations {
+		bindsAny = bindsAny || s.supports(o.Name)
+	}
+	if bindsAny {
+		assert.Greater(t, missing, len(s.Vendor.Unbound()), "Describe reports what the library lacks beyond what the vendor never binds")
+	} else {
+		assert.GreaterOrEqual(t, missing, len(s.Vendor.Unbound()), "what the vendor never binds is missing")
+	}
 	var errs []error
 	errs = append(errs, b.Memset(0, 0, 0, 1, 1), b.CopyDtoD(0, 0, 0, 1))
 	_, err := b.AllocManaged(0, 8)

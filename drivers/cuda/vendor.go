@@ -84,6 +84,11 @@ func Family(prefix, errPrefix string) *driver.Vendor {
 		Attributes:  attributes,
 		Context:     driver.PrimaryContext,
 		JIT:         driver.JITOptions{ErrorLogBuffer: 5, ErrorLogBufferSize: 6}, // CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES)
+		// CU_STREAM_NON_BLOCKING and CU_EVENT_DISABLE_TIMING (cuda.h 13.0);
+		// MUSA's mirror is assumed to number them alike (FlagCX's MUSA
+		// adaptor creates musaStreamNonBlocking streams; unconfirmed).
+		NonBlockingStream: 1,
+		EventNoTiming:     2,
 	}
 }
 

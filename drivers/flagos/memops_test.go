@@ -9,13 +9,14 @@ import (
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
+	"github.com/flagos-ai/flagshim/hooks"
 )
 
 // TestMemOpsThroughTheAlias: code written for cuda sets, copies, shares and
 // exports device memory on a MUSA-only machine, and the stream operations
 // it gets are the vendor stream's.
 func TestMemOpsThroughTheAlias(t *testing.T) {
-	cuda, _, _ := musaMachine(t, device.NewHooks())
+	cuda, _, _ := musaMachine(t, hooks.NewHooks())
 	mo, err := device.MemoryOpsOf(cuda)
 	require.NoError(t, err)
 	p, err := cuda.(device.Memory).Alloc(1, 64)

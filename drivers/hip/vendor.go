@@ -70,13 +70,16 @@ var vendor = &driver.Vendor{
 	Context:     driver.CurrentDevice,
 	// JIT is zero: hipModuleLoadDataEx ignores its options (clr passes
 	// none to the loader), so it is called without any.
-	VersionBase: 10000000, // 60241134 is 6.2
-	UUIDPrefix:  "GPU-",
-	VisibleEnv:  []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
-	Presence:    presenceSources,
-	Container:   container,
-	Auto:        AutoRank,
-	PCIVendors:  []uint16{PCIVendorAMD, PCIVendorHygon},
+	// hipStreamNonBlocking 0x01, hipEventDisableTiming 0x2 (hip_runtime_api.h).
+	NonBlockingStream: 1,
+	EventNoTiming:     2,
+	VersionBase:       10000000, // 60241134 is 6.2
+	UUIDPrefix:        "GPU-",
+	VisibleEnv:        []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
+	Presence:          presenceSources,
+	Container:         container,
+	Auto:              AutoRank,
+	PCIVendors:        []uint16{PCIVendorAMD, PCIVendorHygon},
 	// Whose runtime answered: AMD's ROCm or Hygon's DTK, told by the
 	// devices' PCI vendor ids and DTK's install folder.
 	// Names: FlagGems's vendor_name (flagos-ai/FlagGems @ed2508bc
