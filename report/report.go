@@ -290,7 +290,9 @@ func describeBackend(b device.Backend, memory bool) Backend {
 			Index: i, Name: p.Name, Vendor: p.Vendor, UUID: p.UUID, TotalMemory: p.TotalMemory,
 			Major: p.Major, Minor: p.Minor, MultiProcessors: p.MultiProcessors,
 		}
-		if pci, ok := b.(pciBusIDer); ok {
+		// A routing backend (flagos) forwards PCIBusID too; its devices are
+		// the routed backend's, whose own lines show the bus id.
+		if pci, ok := b.(pciBusIDer); ok && out.RoutesTo == "" {
 			pj.PCIBusID, _ = pci.PCIBusID(i) // optional: "" where the driver lacks the symbol
 		}
 		if m, ok := b.(memInfoer); ok && memory {
