@@ -440,17 +440,8 @@ func (a *api) memset(dst uint64, value uint32, width int, count uint64) error {
 	return a.check(op, a.callList(op, []uintptr{uintptr(dst), uintptr(value), uintptr(count)}))
 }
 
-func (a *api) memsetAsync(dst uint64, value uint32, width int, count uint64, stream uintptr) error {
-	op := memsetOp(width, true)
-	return a.check(op, a.callList(op, []uintptr{uintptr(dst), uintptr(value), uintptr(count), stream}))
-}
-
 func (a *api) memcpyDtoD(dst, src, n uint64) error {
 	return a.check(OpMemcpyDtoD, a.callList(OpMemcpyDtoD, []uintptr{uintptr(dst), uintptr(src), uintptr(n)}))
-}
-
-func (a *api) memcpyDtoDAsync(dst, src, n uint64, stream uintptr) error {
-	return a.check(OpMemcpyDtoDAsync, a.callList(OpMemcpyDtoDAsync, []uintptr{uintptr(dst), uintptr(src), uintptr(n), stream}))
 }
 
 // memAttachGlobal is CU_MEM_ATTACH_GLOBAL (hipMemAttachGlobal): managed
@@ -469,37 +460,17 @@ func (a *api) memAllocAsync(n uint64, stream uintptr) (uint64, error) {
 	return p, a.check(OpMemAllocAsync, r)
 }
 
-func (a *api) memFreeAsync(p uint64, stream uintptr) error {
-	return a.check(OpMemFreeAsync, a.callList(OpMemFreeAsync, []uintptr{uintptr(p), stream}))
-}
-
 func (a *api) memHostGetDevicePtr(host uintptr) (uint64, error) {
 	var p uint64
 	r := a.call(OpMemHostGetDevicePtr, uintptr(unsafe.Pointer(&p)), host, 0)
 	return p, a.check(OpMemHostGetDevicePtr, r)
 }
 
-// query runs a query operation (OpStreamQuery, OpEventQuery) from a
-// prebuilt one-handle list and returns its raw code: 0 done, the vendor's
-// not-ready code pending (the caller maps codes; no allocation on either).
-func (a *api) query(op Op, h []uintptr) int { return a.callList(op, h) }
-
 // streamWaitGEQ is CU_STREAM_WAIT_VALUE_GEQ (hipStreamWaitValueGte): wait
-// until the value at the address is at least the given one.
+// until the value at the address is at least the given one. The stream
+// operations (memsets, copies, frees, value waits and writes, host
+// functions on a stream) go through selectThen, below, from streamops.go.
 const streamWaitGEQ = 0
-
-func (a *api) streamWaitValue64(stream uintptr, addr, value uint64) error {
-	return a.check(OpStreamWaitValue64, a.callList(OpStreamWaitValue64, []uintptr{stream, uintptr(addr), uintptr(value), streamWaitGEQ}))
-}
-
-func (a *api) streamWriteValue64(stream uintptr, addr, value uint64) error {
-	return a.check(OpStreamWriteValue64, a.callList(OpStreamWriteValue64, []uintptr{stream, uintptr(addr), uintptr(value), 0}))
-}
-
-// launchHostFunc queues the C function fn(userData) on the stream.
-func (a *api) launchHostFunc(stream, fn, userData uintptr) error {
-	return a.check(OpLaunchHostFunc, a.callList(OpLaunchHostFunc, []uintptr{stream, fn, userData}))
-}
 
 func (a *api) ipcGetMemHandle(p uint64) (h [64]byte, err error) {
 	r := a.call(OpIpcGetMemHandle, uintptr(unsafe.Pointer(&h[0])), uintptr(p))
