@@ -91,7 +91,7 @@ if (cd "$W" && g++ -std=c++17 -O1 -pthread -I"$G/include" -I"$G" -c "$G/src/gtes
 	g++ -std=c++17 -O1 -pthread -I"$G/include" -I"$G" -c "$G/src/gtest_main.cc" -o gtest_main.o &&
 	ar rcs libgtest.a gtest-all.o && ar rcs libgtest_main.a gtest_main.o) >"$logs/gtest-build.log" 2>&1 &&
 	g++ -std=c++17 -Wno-unused-function "${inc[@]}" -I"$G/include" -I"$W/src/third-party/json/single_include" \
-		-o "$W/device_test" "$W/src/test/unittest/device/device_adaptor_test.cpp" "${link[@]}" -Wl,--no-as-needed \
+		-o "$W/device_test" "$W/src/test/unittest/device/device_adaptor_test.cpp" -Wl,--no-as-needed "${link[@]}" \
 		"$W/libgtest_main.a" "$W/libgtest.a" >>"$logs/gtest-build.log" 2>&1; then
 	pass "device_adaptor_test built"
 	env -u FLAGCX_DEVICE_ADAPTOR_PLUGIN FLAGCX_DEBUG=INFO timeout 120 "$W/device_test" >"$logs/device-test-builtin.log" 2>&1
