@@ -12,7 +12,7 @@ import (
 // The rules of the tests: as the vendor packages write them (drivers/<v>
 // name their variables; the names here are only the tests').
 var (
-	cudaRules = &Rules{Runtime: "CUDA", Partitions: true,
+	cudaRules = &Rules{Runtime: "CUDA",
 		Stages: []Stage{{Vars: []Var{{Name: "CVD"}}, Dialect: cudaDialect}},
 		Order: &Order{Var: "CDO", Values: map[string]OrderKind{"FASTEST_FIRST": FastestFirst, "PCI_BUS_ID": PCIBusOrder},
 			Default: FastestFirst, Other: UnknownOrder}}
@@ -99,8 +99,8 @@ func TestResolveOrder(t *testing.T) {
 
 func TestResolveMIG(t *testing.T) {
 	devs := []Device{
-		{UUID: "GPU-a", Model: "H100", PCIBusID: "0000:20:00.0", Partitioned: true},
-		{UUID: "GPU-b", Model: "H100", PCIBusID: "0000:10:00.0"},
+		{UUID: "GPU-a", Model: "H100", PCIBusID: "0000:20:00.0", Partitioned: true, PartitionsListed: true},
+		{UUID: "GPU-b", Model: "H100", PCIBusID: "0000:10:00.0", PartitionsListed: true},
 		{UUID: "MIG-a1", Partition: true, Parent: 0},
 		{UUID: "MIG-a2", Partition: true, Parent: 0},
 	}
@@ -121,7 +121,7 @@ func TestResolveMIG(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{2}, m.Visible, "index 1 is GPU-a, in MIG mode: its first instance")
 
-	two := append(devs, Device{UUID: "GPU-c", Model: "A100", Partitioned: true}, Device{UUID: "MIG-c1", Partition: true, Parent: 4})
+	two := append(devs, Device{UUID: "GPU-c", Model: "A100", Partitioned: true, PartitionsListed: true}, Device{UUID: "MIG-c1", Partition: true, Parent: 4})
 	_, err = cudaRules.Resolve(two, envOf())
 	assert.ErrorIs(t, err, ErrUndecidable, "two GPUs in MIG mode, unlike: which comes first is CUDA's choice")
 }
@@ -135,7 +135,7 @@ func TestResolveROCm(t *testing.T) {
 	m, err := rocmRules.Resolve(devs, envOf("RVD", "3,1,2", "HVD", "2,0"))
 	require.NoError(t, err)
 	assert.Equal(t, []int{2, 3}, m.Visible)
-	assert.Equal(t, "RVD=3,1,2 HVD=2,0", m.Applied)
+	assert.Equal(t, "RVD=3,1,2 then HVD=2,0", m.Applied)
 
 	m, err = rocmRules.Resolve(devs, envOf("HVD", "", "CVD", "1"))
 	require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestSelect(t *testing.T) {
 	}{
 		{"cuda uuids", cudaRules, gpus("H100", "A100"), envOf("CVD", "0"), []int{1, 0},
 			[]Setting{{"CVD", "GPU-10000000-0000-0000-0000-000000000000,GPU-00000000-0000-0000-0000-000000000000"}}},
-		{"cuda mig", cudaRules, []Device{{UUID: "GPU-a", Partitioned: true}, {UUID: "MIG-a1", Partition: true, Parent: 0}}, envOf(), []int{1},
+		{"cuda mig", cudaRules, []Device{{UUID: "GPU-a", Partitioned: true, PartitionsListed: true}, {UUID: "MIG-a1", Partition: true, Parent: 0}}, envOf(), []int{1},
 			[]Setting{{"CVD", "MIG-a1"}}},
 		{"cuda without uuids", cudaRules, []Device{{Model: "X", PCIBusID: "0000:20:00.0"}, {Model: "Y", PCIBusID: "0000:10:00.0"}}, envOf(), []int{0},
 			[]Setting{{"CVD", "1"}, {"CDO", "PCI_BUS_ID"}}},
@@ -205,7 +205,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestSelectRefuses(t *testing.T) {
-	devs := []Device{{UUID: "GPU-a", Partitioned: true}, {UUID: "GPU-b"}, {UUID: "MIG-a1", Partition: true, Parent: 0}, {UUID: "MIG-a2", Partition: true, Parent: 0}}
+	devs := []Device{{UUID: "GPU-a", Partitioned: true, PartitionsListed: true}, {UUID: "GPU-b", PartitionsListed: true}, {UUID: "MIG-a1", Partition: true, Parent: 0}, {UUID: "MIG-a2", Partition: true, Parent: 0}}
 	for _, c := range []struct {
 		name  string
 		rules *Rules
@@ -254,6 +254,7 @@ func FuzzRules(f *testing.F) {
 				}
 			}
 			d.Partitioned = flags&8 != 0 && i == 0
+			d.PartitionsListed = flags&16 != 0
 			devs = append(devs, d)
 		}
 		if flags&8 != 0 && len(devs) > 0 {
@@ -303,4 +304,16 @@ func FuzzRules(f *testing.F) {
 			t.Fatalf("Select(%v) wrote %v, which shows %v (%v)", want, out, m.Visible, err)
 		}
 	})
+}
+
+// TestMIGUnlisted: where the source does not list MIG instances (no MIG
+// calls), a MIG name cannot be resolved.
+func TestMIGUnlisted(t *testing.T) {
+	devs := []Device{{UUID: "GPU-a"}, {UUID: "GPU-b", PartitionsListed: true}}
+	_, err := cudaRules.Resolve(devs, envOf("CVD", "MIG-a1"))
+	assert.ErrorIs(t, err, ErrUndecidable)
+	devs[0].PartitionsListed = true
+	m, err := cudaRules.Resolve(devs, envOf("CVD", "MIG-a1"))
+	require.NoError(t, err)
+	assert.Empty(t, m.Visible, "every GPU's instances are listed: the name names nothing")
 }

@@ -39,6 +39,11 @@ type Device struct {
 	// Partitioned says the device is split into partitions (a GPU in MIG
 	// mode): a runtime sees its partitions, not the device itself.
 	Partitioned bool
+	// PartitionsListed says the source lists this device's partitions,
+	// if it has any (NVML's MIG calls answered): a MIG name that matches
+	// none of them names nothing. Where a whole device lacks it, such a
+	// name is ErrUndecidable.
+	PartitionsListed bool
 }
 
 // Lookup reads a variable, telling unset (false) from set and empty:
@@ -56,10 +61,6 @@ type Rules struct {
 	// Order, when set, is how the runtime orders its devices before the
 	// first stage; nil says the source's order is the runtime's.
 	Order *Order
-	// Partitions says the source lists the runtime's partitions (MIG
-	// instances): a variable naming one that is not listed names nothing.
-	// Without it such a name is ErrUndecidable.
-	Partitions bool
 }
 
 // Stage is one filter a runtime applies: the first of Vars that is set
@@ -90,7 +91,7 @@ type Mapping struct {
 	// runtime's order: Visible[i] is the device the runtime numbers i.
 	Visible []int
 	// Applied are the variables that were read, "NAME=value" joined by
-	// spaces; "" when none was set.
+	// " then "; "" when none was set.
 	Applied string
 	// Ordered is false when the runtime numbers the visible devices in an
 	// order of its own that cannot be predicted (CUDA's FASTEST_FIRST
@@ -119,7 +120,7 @@ func (r *Rules) Resolve(devs []Device, env Lookup) (Mapping, error) {
 			continue
 		}
 		applied = append(applied, v.Name+"="+value)
-		m.Applied = strings.Join(applied, " ")
+		m.Applied = strings.Join(applied, " then ")
 		if v.Unknown != "" {
 			return m, fmt.Errorf("%w: %s=%q is set, and %s", ErrUndecidable, v.Name, value, v.Unknown)
 		}
@@ -142,7 +143,7 @@ func (r *Rules) Resolve(devs []Device, env Lookup) (Mapping, error) {
 		}
 		cur = next
 	}
-	if r.Partitions && len(applied) == 0 {
+	if len(applied) == 0 && anyPartitioned(devs) {
 		// No variable: CUDA's own choice among MIG instances still applies.
 		p := r.pool(devs, cur)
 		if sel, ok, err := partitionsOf(p, wholeOf(p)); ok || err != nil {
@@ -185,7 +186,8 @@ func (st Stage) pick(env Lookup) (Var, string, bool) {
 type Pool struct {
 	// Devices in the runtime's order (whole devices and partitions).
 	Devices []Device
-	// Partitions: the source lists partitions (Rules.Partitions).
+	// Partitions: the source lists every device's partitions
+	// (Device.PartitionsListed).
 	Partitions bool
 	// at maps a pool position to the position in Resolve's devices.
 	at []int
@@ -195,7 +197,7 @@ type Pool struct {
 // every partition of a whole device among them (after them), for a
 // runtime whose source lists partitions.
 func (r *Rules) pool(devs []Device, cur []int) Pool {
-	p := Pool{Partitions: r.Partitions}
+	p := Pool{Partitions: partitionsListed(devs)}
 	add := func(i int) {
 		p.Devices = append(p.Devices, devs[i])
 		p.at = append(p.at, i)
@@ -205,7 +207,7 @@ func (r *Rules) pool(devs []Device, cur []int) Pool {
 		in[i] = len(p.Devices)
 		add(i)
 	}
-	if r.Partitions {
+	if p.Partitions || anyPartitioned(devs) {
 		for _, i := range cur {
 			if devs[i].Partition {
 				continue
@@ -286,4 +288,29 @@ func countPartitioned(p Pool) int {
 		}
 	}
 	return n
+}
+
+// partitionsListed reports whether the source lists every whole device's
+// partitions.
+func partitionsListed(devs []Device) bool {
+	whole := 0
+	for _, d := range devs {
+		if d.Partition {
+			continue
+		}
+		whole++
+		if !d.PartitionsListed {
+			return false
+		}
+	}
+	return whole > 0
+}
+
+func anyPartitioned(devs []Device) bool {
+	for _, d := range devs {
+		if d.Partitioned || d.Partition {
+			return true
+		}
+	}
+	return false
 }

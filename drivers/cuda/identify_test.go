@@ -33,7 +33,7 @@ type identCase struct {
 	want    string // backend and device vendor, in the exact tier
 	facts   string // a fact the answer cites
 	// presence is the presence tier's answer, where the fake NVML
-	// look-alike names the devices "Fake NVIDIA GPU <i>" (a name that says
+	// look-alike names the devices "Fake NVIDIA GPU" (a name that says
 	// nothing) at the same bus ids; "" is want.
 	presence string
 }

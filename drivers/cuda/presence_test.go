@@ -25,10 +25,20 @@ func TestNodesNVIDIA(t *testing.T) {
 	assert.Empty(t, r.Notes)
 	assert.Equal(t, "/dev/nvidia* sees 3 devices", r.Reason)
 
+	// A node's number is the driver's minor number, not CUDA's index, and
+	// the nodes tell no model or bus id to order by: indexes cannot be
+	// resolved; a list that shows nothing can.
 	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "2,0"))))
+	assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
+	assert.Contains(t, r.Reason, "CUDA_DEVICE_ORDER")
+	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "-1"))))
 	require.NoError(t, r.Err)
-	require.Len(t, r.Devices, 2)
-	assert.Equal(t, []int{10, 0}, []int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
+	assert.Empty(t, r.Devices)
+	one := presencetest.NewTree(t).Char("dev/nvidia3").Char("dev/nvidiactl")
+	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(one.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "0"))))
+	require.NoError(t, r.Err)
+	require.Len(t, r.Devices, 1, "one GPU has one order")
+	assert.Equal(t, 3, r.Devices[0].SourceIndex)
 
 	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "GPU-8a1f"))))
 	assert.ErrorIs(t, r.Err, presence.ErrUndecidable)

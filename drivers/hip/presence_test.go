@@ -278,16 +278,16 @@ func TestVisibleHIP(t *testing.T) {
 		{"HIP UUID over ROCR's list", []string{ROCRVisibleDevicesEnv, "2,3", VisibleDevicesEnv, "GPU-ABBAB"}, []int{3}, "ROCR_VISIBLE_DEVICES=2,3 then HIP_VISIBLE_DEVICES=GPU-ABBAB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, desc, err := visible(env("/", c.env...))(devs)
+			got, desc, err := vis(env("/", c.env...))(devs)
 			require.NoError(t, err)
 			assert.Equal(t, c.want, sources(got))
 			assert.Equal(t, c.desc, desc)
 		})
 	}
-	_, _, err := visible(env("/", ROCRVisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
+	_, _, err := vis(env("/", ROCRVisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
 	assert.ErrorIs(t, err, presence.ErrUndecidable)
 	assert.Contains(t, err.Error(), ROCRVisibleDevicesEnv)
-	_, _, err = visible(env("/", VisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
+	_, _, err = vis(env("/", VisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
 	assert.ErrorIs(t, err, presence.ErrUndecidable)
 	assert.Contains(t, err.Error(), VisibleDevicesEnv)
 }
@@ -310,4 +310,9 @@ func FuzzParseProps(f *testing.F) {
 			}
 		}
 	})
+}
+
+// vis is the rules HIP's presence sources apply.
+func vis(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
+	return e.VisibleRules(Visibility)
 }
