@@ -78,13 +78,13 @@ func TestVendor(t *testing.T) {
 	for op := range v.Adapters {
 		assert.Contains(t, v.Symbols, op, "an adapter of an unbound operation: %s", op)
 	}
-	assert.Len(t, v.Adapters, 7)
+	assert.Len(t, v.Adapters, 8)
 	for _, c := range []struct{ version, major, minor int }{{215005, 2, 15}, {200000, 2, 0}, {1006000, 10, 6}, {299999, 2, 99}} {
 		major, minor := v.DecodeVersion(c.version)
 		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "CN_VERSION %d", c.version)
 	}
 	assert.Equal(t, "2.15", v.FormatVersion(215005))
-	assert.Equal(t, []string{EnvVar, CNDevEnvVar, VisibleDevicesEnv}, varNames(v))
+	assert.Equal(t, []string{EnvVar, CNDevEnvVar, CNVisibleDevicesEnv, VisibleDevicesEnv}, varNames(v))
 	assert.Equal(t, []uint16{0xcabc}, v.PCIVendors)
 	assert.Equal(t, 30, v.Auto)
 	assert.Equal(t, device.Type("mlu"), v.Type)

@@ -26,9 +26,9 @@ func TestNodesCambricon(t *testing.T) {
 
 func TestNodesCambriconNoControl(t *testing.T) {
 	tr := presencetest.NewTree(t).Char("dev/cambricon_dev0")
-	r := presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup("CUDA_VISIBLE_DEVICES", ""))))
+	r := presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup("MUSA_VISIBLE_DEVICES", ""))))
 	require.NoError(t, r.Err)
-	require.Len(t, r.Devices, 1, "CUDA_VISIBLE_DEVICES is not the MLU's")
+	require.Len(t, r.Devices, 1, "MUSA_VISIBLE_DEVICES is not the MLU's")
 	assert.Equal(t, "/dev/cambricon_dev* sees 1 device", r.Reason)
 	assert.Contains(t, presencetest.Notes(r), tr.Path("dev/cambricon_ctl")+" is missing")
 }

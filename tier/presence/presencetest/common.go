@@ -58,7 +58,10 @@ type Common struct {
 	// ordinals; Ignored are variables it does not read (another runtime's,
 	// a container toolkit's).
 	Visible string
-	Ignored []string
+	// EmptyUndecidable: how the runtime reads the variable set and empty
+	// is not public, so the tier says it cannot decide.
+	EmptyUndecidable bool
+	Ignored          []string
 	// Also runs the binding's other presence sources (its device nodes,
 	// ...) in the case that proves no source loads a driver.
 	Also func(*presence.Env)
@@ -255,10 +258,14 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 		}})
 	add(c.Visible != "", Case{Name: "visible empty", Env: []string{c.Visible + "="},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
+			assert.Equal(t, c.Visible+"=", r.Visibility)
+			if c.EmptyUndecidable {
+				assert.ErrorIs(t, r.Err, presence.ErrUndecidable, "not documented: not guessed")
+				return
+			}
 			require.NoError(t, r.Err)
 			assert.Equal(t, len(c.Answer.Devices), r.Total)
 			assert.Empty(t, r.Devices, "set and empty hides every device")
-			assert.Equal(t, c.Visible+"=", r.Visibility)
 		}})
 	for _, v := range c.Ignored {
 		add(c.Vars.Count != "", Case{Name: v + " ignored", Env: []string{c.Vars.Count + "=2", v + "=1"},
