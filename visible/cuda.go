@@ -51,7 +51,7 @@ const migPrefix = "MIG-"
 func (c CUDA) Select(value string, p Pool) (Selection, error) {
 	for _, u := range append([]string{}, c.Undecidable...) {
 		if strings.HasPrefix(value, u) {
-			return Selection{}, fmt.Errorf("%w: %q names %s devices, which the source does not list", ErrUndecidable, value, strings.TrimSuffix(u, "-"))
+			return Selection{}, fmt.Errorf("%w: %q names a %s partition, which the source does not list", ErrUndecidable, value, strings.TrimSuffix(u, "-"))
 		}
 	}
 	if strings.HasPrefix(value, migPrefix) {

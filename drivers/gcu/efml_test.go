@@ -80,7 +80,8 @@ var efmlCases = []presencetest.Case{
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
 			assert.Empty(t, r.Devices)
-			assert.Contains(t, r.Reason, "EFML sees 2 devices, but TOPS_VISIBLE_DEVICES=DRS-0a1b2c cannot be resolved")
+			assert.Contains(t, r.Reason, `EFML sees 2 devices, but TOPS_VISIBLE_DEVICES="DRS-0a1b2c"`)
+			assert.Contains(t, r.Reason, "DRS partition")
 			assert.Contains(t, r.Reason, "FLAGOS_PROBE=isolated")
 			presencetest.Paired(t, calls, efmlInit, efmlShutdown)
 		}},

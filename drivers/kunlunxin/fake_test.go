@@ -94,7 +94,7 @@ func TestVendor(t *testing.T) {
 	assert.Equal(t, []string{"/dev/xpuctrl"}, v.Library.Nodes)
 	assert.Equal(t, []uint16{0x1d22}, v.PCIVendors)
 	assert.Equal(t, 70, v.Auto)
-	assert.Equal(t, []string{"XPU_VISIBLE_DEVICES"}, v.VisibleEnv)
+	assert.Equal(t, []string{"XPULINK_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES"}, v.VisibleEnv)
 	for _, op := range []driver.Op{driver.OpDeviceTotalMem, driver.OpMemGetInfo, driver.OpDeviceUUID, driver.OpErrorName, driver.OpErrorString,
 		driver.OpModuleLoadDataEx, driver.OpModuleLoadData, driver.OpModuleUnload, driver.OpModuleGetFunction, driver.OpModuleGetGlobal,
 		driver.OpLaunchKernel, driver.OpFuncGetParamInfo, driver.OpMemcpyHtoDAsync, driver.OpMemcpyDtoHAsync, driver.OpEventElapsedTime,
@@ -114,7 +114,7 @@ func TestVendor(t *testing.T) {
 	for _, x := range v.Variables() {
 		names[x.Name] = true
 	}
-	assert.Equal(t, map[string]bool{EnvVar: true, XPUMLEnvVar: true, VisibleDevicesEnv: true}, names)
+	assert.Equal(t, map[string]bool{EnvVar: true, XPUMLEnvVar: true, LinkVisibleDevicesEnv: true, VisibleDevicesEnv: true}, names)
 }
 
 func TestResults(t *testing.T) {

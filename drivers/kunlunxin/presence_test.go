@@ -59,3 +59,33 @@ func TestNodesRealRoot(t *testing.T) {
 	}
 	assert.NotEmpty(t, r.Reason)
 }
+
+// TestVisibility: XPU_VISIBLE_DEVICES as lists of indexes (an all-space
+// value hides every XPU, as Paddle reads it); XPULINK_VISIBLE_DEVICES,
+// read first, and CUDA_DEVICE_ORDER=OAM_ID cannot be decided.
+func TestVisibility(t *testing.T) {
+	devs := []presence.Device{{SourceIndex: 0}, {SourceIndex: 1}, {SourceIndex: 2}}
+	look := func(kv ...string) *presence.Env {
+		return presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup(kv...)))
+	}
+	got, applied, err := look(VisibleDevicesEnv, "2,0").VisibleRules(Visibility)(devs)
+	require.NoError(t, err)
+	assert.Equal(t, "XPU_VISIBLE_DEVICES=2,0", applied)
+	require.Len(t, got, 2)
+	assert.Equal(t, [2]int{2, 0}, [2]int{got[0].SourceIndex, got[1].SourceIndex})
+	got, _, err = look(VisibleDevicesEnv, "  ").VisibleRules(Visibility)(devs)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	for _, kv := range [][]string{
+		{VisibleDevicesEnv, "-1"},
+		{VisibleDevicesEnv, "1,1"},
+		{LinkVisibleDevicesEnv, "0", VisibleDevicesEnv, "1"},
+		{VisibleDevicesEnv, "1", "CUDA_DEVICE_ORDER", "OAM_ID"},
+	} {
+		_, _, err = look(kv...).VisibleRules(Visibility)(devs)
+		assert.ErrorIs(t, err, presence.ErrUndecidable, "%v", kv)
+	}
+	got, _, err = look("CUDA_DEVICE_ORDER", "OAM_ID").VisibleRules(Visibility)(devs)
+	require.NoError(t, err, "every XPU: the order is unknown, the set is not")
+	assert.Len(t, got, 3)
+}

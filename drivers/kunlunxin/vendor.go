@@ -74,7 +74,8 @@ var vendor = &driver.Vendor{
 	// The OpDriverVersion adapter encodes XRE's (major, minor) as
 	// major*10000 + minor*100.
 	VersionBase: 10000,
-	VisibleEnv:  []string{VisibleDevicesEnv},
+	VisibleEnv:  []string{LinkVisibleDevicesEnv, VisibleDevicesEnv},
+	Visibility:  Visibility,
 	Presence:    presenceSources,
 	Container:   container,
 	DeviceNodes: deviceNodes,

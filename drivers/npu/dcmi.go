@@ -116,7 +116,7 @@ type dcmiDev struct{ card, dev int32 }
 
 // DCMI asks Huawei's DCMI which Ascend NPUs are here, then applies
 // ASCEND_RT_VISIBLE_DEVICES the way the runtime does
-// (presence.VisibleAscendRT). It opens libdcmi.so (FLAGOS_LIBDCMI_PATH
+// (Visibility). It opens libdcmi.so (FLAGOS_LIBDCMI_PATH
 // overrides the search) and calls dcmi_init; it never loads AscendCL. Every
 // count is refused above device.MaxDevices before anything is allocated or
 // asked for it. Safe for concurrent use; keeps no state.
@@ -150,11 +150,13 @@ func DCMI(e *presence.Env) presence.Report {
 			sorted = presence.Renumber(sorted)
 			value, set := e.Lookup(VisibleDevicesEnv)
 			if set {
-				sorted, visNote = presence.VisibleAscendRT(sorted, value)
+				sorted, visNote = visibleAscendRT(sorted, value)
 			}
 			return sorted, presence.Visibility(VisibleDevicesEnv, value, set), nil
 		},
 	})
+	// Every device in the runtime's order, logical id first.
+	slices.SortStableFunc(r.All, func(a, b presence.Device) int { return cmp.Compare(a.SourceIndex, b.SourceIndex) })
 	if visNote != "" && r.Err == nil {
 		r.Notes = append(r.Notes, VisibleDevicesEnv+": "+visNote)
 		r.Reason += "; " + visNote

@@ -21,10 +21,18 @@
 //                             free, used} as MetaX's pymxsml declares it) or
 //                             "garbage" (three numbers that are neither)
 //   FAKE_MXSML_DRIVER         driver version (default 2.32.0.6)
+//   FAKE_MXSML_MACA_COUNT     what mxSmlExMacaDeviceGetCount answers ("the
+//                             number of maca compute devices"; default the
+//                             device count)
+//
+// mxSmlExDeviceGetUUID refuses a length past MXSMLEX_DEVICE_UUID_BUFFER_SIZE
+// (80, "Guaranteed maximum possible size for device UUID") as the header's
+// "length is invalid" allows.
 //
 // Build variants: -DFAKE_NO_OPTIONAL (no mxSmlExDeviceGetUUID,
 // ...GetMemoryInfo, ...GetPciInfo, ...GetComputeCapability,
-// mxSmlExSystemGetDriverVersion), -DFAKE_NO_NAME (a required one missing).
+// mxSmlExSystemGetDriverVersion, mxSmlExMacaDeviceGetCount), -DFAKE_NO_NAME
+// (a required one missing).
 //
 // Every query but the init, shutdown and error-string calls answers
 // MXSMLEX_ERROR_UNINITIALIZED unless an mxSmlExInit is outstanding.
@@ -144,11 +152,19 @@ mxSmlExReturn_t mxSmlExDeviceGetName(mxSmlExDevice_t deviceHandle, char *name, u
 mxSmlExReturn_t mxSmlExDeviceGetUUID(mxSmlExDevice_t deviceHandle, char *uuid, unsigned int length) {
     logcall("mxSmlExDeviceGetUUID");
     NEED_INIT();
-    if (!valid(deviceHandle)) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    if (!valid(deviceHandle) || length > 80) return MXSMLEX_ERROR_INVALID_ARGUMENT;
     char buf[128];
     if (!nth("FAKE_MXSML_UUIDS", deviceHandle.handle->index, buf, sizeof buf))
         snprintf(buf, sizeof buf, "GPU-5f3c0000-1111-2222-3333-00000000000%d", deviceHandle.handle->index);
     return put(uuid, length, buf);
+}
+
+mxSmlExReturn_t mxSmlExMacaDeviceGetCount(unsigned int *deviceCount) {
+    logcall("mxSmlExMacaDeviceGetCount");
+    NEED_INIT();
+    if (!deviceCount) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    *deviceCount = (unsigned int)envlong("FAKE_MXSML_MACA_COUNT", count());
+    return MXSMLEX_SUCCESS;
 }
 
 mxSmlExReturn_t mxSmlExDeviceGetMemoryInfo(mxSmlExDevice_t deviceHandle, mxSmlExMemory_t *memory) {
