@@ -34,7 +34,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/presence"
+	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
 // dcmiErrNotSupport is DCMI_ERR_CODE_NOT_SUPPORT (DCMI_ERROR_CODE_BASE - 255).
