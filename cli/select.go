@@ -54,32 +54,6 @@ flags:
 	}
 }
 
-// selectOutput is select --json's object.
-type selectOutput struct {
-	SchemaVersion int               `json:"schema_version"`
-	Type          string            `json:"type"`
-	Runtime       string            `json:"runtime"`
-	Env           map[string]string `json:"env"`
-	Settings      []selectSetting   `json:"settings"`
-	Devices       []selectDevice    `json:"devices"`
-	Source        string            `json:"source"`
-	Notes         []string          `json:"notes"`
-}
-
-type selectSetting struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-type selectDevice struct {
-	Spec        string `json:"spec"`
-	Index       int    `json:"index"` // the child's index
-	Name        string `json:"name"`
-	UUID        string `json:"uuid"`
-	PCIBusID    string `json:"pci_bus_id"`
-	SourceIndex int    `json:"source_index"`
-}
-
 func runSelect(s *session, c *command, args []string) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
@@ -107,7 +81,7 @@ func runSelect(s *session, c *command, args []string) int {
 	}
 	switch {
 	case *asJSON:
-		return s.done(writeJSON(s.stdout, selectJSON(sel)), nil)
+		return s.done(writeJSON(s.stdout, report.SelectionOf(sel)), nil)
 	case *export:
 		var b strings.Builder
 		for _, kv := range sel.Settings {
@@ -118,22 +92,6 @@ func runSelect(s *session, c *command, args []string) int {
 		_, err = io.WriteString(s.stdout, strings.Join(sel.Env(), "\n")+"\n")
 	}
 	return s.done(err, nil)
-}
-
-func selectJSON(sel *flagshim.Selection) selectOutput {
-	o := selectOutput{SchemaVersion: report.SchemaVersion, Type: string(sel.Type), Runtime: sel.Runtime,
-		Env: map[string]string{}, Settings: []selectSetting{}, Devices: []selectDevice{}, Source: sel.Source, Notes: sel.Notes}
-	if o.Notes == nil {
-		o.Notes = []string{}
-	}
-	for _, kv := range sel.Settings {
-		o.Env[kv.Name] = kv.Value
-		o.Settings = append(o.Settings, selectSetting{kv.Name, kv.Value})
-	}
-	for i, d := range sel.Devices {
-		o.Devices = append(o.Devices, selectDevice{Spec: d.Spec, Index: i, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID, SourceIndex: d.SourceIndex})
-	}
-	return o
 }
 
 // shellQuote quotes v for a POSIX shell: single quotes, a quote inside
