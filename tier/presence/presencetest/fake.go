@@ -57,7 +57,7 @@ func Testdata(tb testing.TB) string {
 	if !ok {
 		tb.Skip("presencetest: cannot locate the module's sources")
 	}
-	dir := filepath.Join(filepath.Dir(self), "..", "..", "driver", "drivertest", "testdata")
+	dir := filepath.Join(filepath.Dir(self), "..", "..", "..", "driver", "drivertest", "testdata")
 	if _, err := os.Stat(filepath.Join(dir, "fake_env.h")); err != nil {
 		tb.Skipf("presencetest: the shared C helpers are not here (a test binary run outside its module): %v", err)
 	}
