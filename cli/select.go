@@ -19,11 +19,10 @@ func selectCommand() *command {
 		summary: "the environment that shows a child process exactly these devices",
 		detail: `The environment variables that make exactly the DEVICEs visible, in the
 order given, to a child process of the runtime behind TYPE (cuda, hip, npu,
-...), one NAME=VALUE per line: the runtime's own variable, in the form it
-reads, by UUID where it takes UUIDs (CUDA_VISIBLE_DEVICES=GPU-...), and
-whatever else it needs (HIP_VISIBLE_DEVICES beside ROCR_VISIBLE_DEVICES,
-CUDA_DEVICE_ORDER beside indexes). For launchers that start a worker per
-device:
+...), one NAME=VALUE per line: the runtime's own visible-devices variable,
+in the form it reads, by UUID where it takes UUIDs (cuda: GPU-...), and
+whatever else it needs (ROCm's second stage, CUDA's order variable beside
+indexes). For launchers that start a worker per device:
 
   env $(flagshim select cuda GPU-8a1f 0000:3b:00.0) python worker.py
   eval "$(flagshim select --export cuda 1)"
@@ -31,11 +30,11 @@ device:
 A DEVICE is a UUID, whole or a prefix only one device has; a PCI address
 (0000:18:00.0, 00000000:18:00.0 or 18:00.0); or an index (at most 4
 digits), the device TYPE:INDEX names in this process (under its own
-visible-devices variables).
-Where cuda means flagos, or for flagos, the devices and the variables are
-those of the vendor flagos routes to. The devices are read from the
-vendor's management library (NVML, MTML, ...; no driver is initialized);
-docs/visible-devices.md gives each runtime's rules and their sources.
+visible-devices variables). Where cuda means flagos, or for flagos, the
+devices and the variables are those of the vendor flagos routes to. The
+devices are read from the vendor's management library (NVML, MTML, ...; no
+driver is initialized); docs/visible-devices.md gives each runtime's rules
+and their sources.
 
 select exits 1, with one line on stderr, when a DEVICE names no device or
 several, an index is out of range, the runtime cannot show those devices

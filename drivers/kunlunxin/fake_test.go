@@ -114,7 +114,7 @@ func TestVendor(t *testing.T) {
 	for _, x := range v.Variables() {
 		names[x.Name] = true
 	}
-	assert.Equal(t, map[string]bool{EnvVar: true, XPUMLEnvVar: true, LinkVisibleDevicesEnv: true, VisibleDevicesEnv: true}, names)
+	assert.Equal(t, map[string]bool{EnvVar: true, XPUMLEnvVar: true, deviceOrderEnv: true, LinkVisibleDevicesEnv: true, VisibleDevicesEnv: true}, names)
 }
 
 func TestResults(t *testing.T) {

@@ -80,7 +80,9 @@ var vendor = &driver.Vendor{
 	Container:   container,
 	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: XPUMLEnvVar, Kind: driver.VarLibraryPath,
-		Doc: "the absolute path of XPUML (libxpuml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}},
+		Doc: "the absolute path of XPUML (libxpuml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"},
+		{Name: deviceOrderEnv, Kind: driver.VarVisible,
+			Doc: "OAM_ID orders Kunlunxin's XPUs by OAM id (Paddle's recipes); the presence tier cannot reproduce that order"}},
 	Auto:       AutoRank,
 	PCIVendors: []uint16{PCIVendorKunlunxin},
 }

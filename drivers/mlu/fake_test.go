@@ -84,7 +84,7 @@ func TestVendor(t *testing.T) {
 		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "CN_VERSION %d", c.version)
 	}
 	assert.Equal(t, "2.15", v.FormatVersion(215005))
-	assert.Equal(t, []string{EnvVar, CNDevEnvVar, CNVisibleDevicesEnv, VisibleDevicesEnv}, varNames(v))
+	assert.Equal(t, []string{EnvVar, CNDevEnvVar, cudaVisibleDevicesEnv, CNVisibleDevicesEnv, VisibleDevicesEnv}, varNames(v))
 	assert.Equal(t, []uint16{0xcabc}, v.PCIVendors)
 	assert.Equal(t, 30, v.Auto)
 	assert.Equal(t, device.Type("mlu"), v.Type)

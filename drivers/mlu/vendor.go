@@ -83,7 +83,9 @@ var vendor = &driver.Vendor{
 	Container:   container,
 	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: CNDevEnvVar, Kind: driver.VarLibraryPath,
-		Doc: "the absolute path of CNDev (libcndev.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}},
+		Doc: "the absolute path of CNDev (libcndev.so), which FLAGOS_PROBE=presence reads, to open instead of searching"},
+		{Name: cudaVisibleDevicesEnv, Kind: driver.VarVisible,
+			Doc: "read by torch_mlu (r2.4) after CN_VISIBLE_DEVICES and MLU_VISIBLE_DEVICES, as the CNRT it follows; where it alone is set the presence tier cannot decide"}},
 	Auto:       AutoRank,
 	PCIVendors: []uint16{PCIVendorCambricon},
 }
