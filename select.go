@@ -211,7 +211,7 @@ func find(v *driver.Vendor, r *presence.Report, spec string, mapping func() (*vi
 	if _, ok := visible.ParsePCIBusID(spec); ok && strings.Contains(spec, ":") {
 		var hits []int
 		for i, d := range r.All {
-			if d.ParentUUID == "" && visible.SamePCI(d.PCIBusID, spec) {
+			if d.Parent == "" && visible.SamePCI(d.PCIBusID, spec) {
 				hits = append(hits, i)
 			}
 		}

@@ -209,7 +209,7 @@ func TestSelectSpecs(t *testing.T) {
 	r := &presence.Report{Source: "kit", All: []presence.Device{
 		{UUID: "GPU-aaaa1111", PCIBusID: "00000000:18:00.0", SourceIndex: 0},
 		{UUID: "GPU-aaaa2222", PCIBusID: "00000000:19:00.0", SourceIndex: 1},
-		{UUID: "MIG-bbbb", ParentUUID: "GPU-aaaa2222", PCIBusID: "00000000:19:00.0", SourceIndex: 1},
+		{UUID: "MIG-bbbb", Parent: "GPU-aaaa2222", PCIBusID: "00000000:19:00.0", SourceIndex: 1},
 	}}
 	v := cuda.Vendor()
 	m := func() (*visible.Mapping, error) { return &visible.Mapping{Visible: []int{1, 0}}, nil }
