@@ -23,9 +23,10 @@
 #     tier (presence, exact, isolated) list the same UUIDs in the same
 #     order, where the presence tier can decide (it says so otherwise: its
 #     error must be "cannot be decided", never a wrong answer);
-#   - each device flagshim lists has the name, PCI address and total memory
-#     nvidia-smi gives for that UUID (nvidia-smi ignores the variable), for
-#     the fields list --json carries;
+#   - each device flagshim lists has the name, PCI address, total memory
+#     and index nvidia-smi gives for that UUID (nvidia-smi ignores the
+#     variable), for the fields list --json carries (its record's too), and
+#     its record's visible_index is its position;
 #   - `flagshim select cuda <uuid>` writes an environment in which torch
 #     sees exactly that GPU, for every GPU.
 # The GPU count is never assumed: the values that need a second GPU (0,1,
@@ -103,6 +104,16 @@ def flagshim_view(env, tier):
         return {"error": p.stderr.strip()}
     out = json.loads(p.stdout)
     devs = [d for d in out.get("devices", []) if d.get("type") == "cuda"]
+    if not devs:
+        # No device listed: the backend's reason says whether the tier
+        # could not decide (list itself exits 0 and names no device).
+        p = subprocess.run([FLAGSHIM, "info", "--json"], env=env, capture_output=True, text=True, timeout=300)
+        try:
+            for b in json.loads(p.stdout).get("backends", []):
+                if b.get("type") == "cuda" and "cannot be decided" in (b.get("reason") or ""):
+                    return {"error": b["reason"]}
+        except ValueError:
+            pass
     return {"devices": devs, "uuids": [d.get("uuid", "") for d in devs]}
 
 
@@ -148,11 +159,20 @@ for order in (None, "FASTEST_FIRST", "PCI_BUS_ID"):
                 continue
             got = [norm(u) for u in f["uuids"]]
             say(got == want, "%s: %s tier %s, torch %s" % (label, tier, got, want))
-            for d in f["devices"]:
+            for k, d in enumerate(f["devices"]):
                 g = by_uuid.get(norm(d.get("uuid")))
+                if g is None and norm(d.get("uuid")).startswith("mig-"):
+                    print("NOTE %s: %s tier: %s is a MIG instance: nvidia-smi --query-gpu lists GPUs only" % (label, tier, d.get("uuid")))
+                    continue
                 if g is None:
                     say(False, "%s: %s tier: %s is no GPU nvidia-smi lists" % (label, tier, d.get("uuid")))
                     continue
+                rec = d.get("record") or {}
+                if "visible_index" in rec:
+                    say(rec["visible_index"] == k, "%s: %s tier: %s visible_index %s, position %d" % (label, tier, d["device"], rec["visible_index"], k))
+                if "index" in rec:
+                    say(rec["index"] == g["index"], "%s: %s tier: %s index %s, nvidia-smi's %d" % (label, tier, d["device"], rec["index"], g["index"]))
+                d = dict(rec, **d)
                 say(d.get("name") == g["name"], "%s: %s tier: %s name %r, nvidia-smi %r" % (label, tier, d["device"], d.get("name"), g["name"]))
                 for key in ("pci_bus_id", "pci.bus_id"):
                     if key in d:
