@@ -109,7 +109,7 @@ func TestDocsAutoOrder(t *testing.T) {
 	require.True(t, ok, "docs/architecture.md explains FLAGOS_BACKEND=auto's order")
 	para, _, _ = strings.Cut(para, "\n\n")
 	var doc2 []string
-	for _, m := range regexp.MustCompile(`\b([a-z][a-z0-9]*)\s+\((\d+)\)`).FindAllStringSubmatch(para, -1) {
+	for _, m := range regexp.MustCompile(`\b([a-z][a-z0-9]*)(?:\s+last)?\s+\((\d+)\)`).FindAllStringSubmatch(para, -1) {
 		doc2 = append(doc2, m[1]+" "+m[2])
 	}
 	var want []string
