@@ -1,8 +1,6 @@
 package gcu
 
-import (
-
-)
+import ()
 
 // efmlPresence is the conformance suite's Presence: the fake EFML told the
 // devices the driver's fake describes (record_tiers compares both tiers'

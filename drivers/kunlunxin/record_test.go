@@ -1,8 +1,6 @@
 package kunlunxin
 
-import (
-
-)
+import ()
 
 // xpumlPresence is the conformance suite's Presence: the fake XPUML told the
 // devices the driver's fake describes (record_tiers compares both tiers'

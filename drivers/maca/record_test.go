@@ -1,8 +1,6 @@
 package maca
 
-import (
-
-)
+import ()
 
 // mxsmlPresence is the conformance suite's Presence: the fake MXSML told the
 // devices the driver's fake describes (record_tiers compares both tiers'

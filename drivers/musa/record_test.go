@@ -1,8 +1,6 @@
 package musa
 
-import (
-
-)
+import ()
 
 // mtmlPresence is the conformance suite's Presence: the fake MTML told the
 // devices the driver's fake describes (record_tiers compares both tiers'
