@@ -1,7 +1,5 @@
 package gcu
 
-import ()
-
 // efmlPresence is the conformance suite's Presence: the fake EFML told the
 // devices the driver's fake describes (record_tiers compares both tiers'
 // records).

@@ -1,7 +1,5 @@
 package kunlunxin
 
-import ()
-
 // xpumlPresence is the conformance suite's Presence: the fake XPUML told the
 // devices the driver's fake describes (record_tiers compares both tiers'
 // records).

@@ -1,7 +1,5 @@
 package maca
 
-import ()
-
 // mxsmlPresence is the conformance suite's Presence: the fake MXSML told the
 // devices the driver's fake describes (record_tiers compares both tiers'
 // records).

@@ -1,7 +1,5 @@
 package musa
 
-import ()
-
 // mtmlPresence is the conformance suite's Presence: the fake MTML told the
 // devices the driver's fake describes (record_tiers compares both tiers'
 // records).
