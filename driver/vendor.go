@@ -15,8 +15,8 @@ import (
 // where it lives, what each operation's C function is called (with versioned
 // fallbacks), what its result codes mean, its attribute numbers and its
 // context model. The core ([Backend]) is written once against this
-// description; drivers/cuda, drivers/musa and drivers/hip are nothing but a
-// Vendor each.
+// description; each vendor package (drivers/cuda, drivers/musa, ...) is
+// nothing but a Vendor.
 //
 // A Vendor is read-only once a Backend uses it.
 type Vendor struct {

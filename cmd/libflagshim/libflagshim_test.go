@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
 )
@@ -292,11 +294,17 @@ func buildCheck(t *testing.T) string {
 	return check
 }
 
-// buildFake builds the fake lib<vendor>.so.1 of drivers/<vendor>/testdata
-// and returns its path.
-func buildFake(t *testing.T, vendor string) string {
+// buildFake builds the fake of a vendor ("cuda", "musa") or management
+// library ("mtml") into a private folder and returns its path.
+func buildFake(t *testing.T, name string) string {
 	t.Helper()
-	return drivertest.BuildFake(t, vendor, dltest.PrivateDir(t))
+	switch name {
+	case "cuda":
+		return vendorstest.Driver(t, cuda.Vendor(), dltest.PrivateDir(t))
+	case "musa":
+		return vendorstest.Driver(t, musa.Vendor(), dltest.PrivateDir(t))
+	}
+	return vendorstest.Management(t, name, dltest.PrivateDir(t))
 }
 
 // runCheck runs check with args in an environment scrubbed of flagshim's

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/tier/presence"
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
@@ -73,11 +72,11 @@ func TestIdentify(t *testing.T) {
 			lib := filepath.Join(dir, "libcuda.so.1")
 			if c.realAs != "" {
 				real := filepath.Join(dir, c.realAs)
-				drivertest.BuildFake(t, "cuda", dir)
+				suite.BuildIn(t, dir)
 				require.NoError(t, os.Rename(lib, real))
 				require.NoError(t, os.Symlink(c.realAs, lib))
 			} else {
-				drivertest.BuildFake(t, "cuda", dir)
+				suite.BuildIn(t, dir)
 			}
 			nvmlDir := filepath.Join(base, "nvml")
 			require.NoError(t, os.MkdirAll(nvmlDir, 0o755))

@@ -15,13 +15,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeNVML is testdata/fake_nvml.c, a libnvidia-ml.so.1 driven by FAKE_NVML_*.
-var fakeNVML = presencetest.Lib{
-	Src:      "testdata/fake_nvml.c",
-	Soname:   "libnvidia-ml.so.1",
-	Override: NVMLEnvVar,
-	LogEnv:   "FAKE_NVML_LOG",
-}
+// fakeNVML is testdata/fake_nvml.c, a libnvidia-ml.so.1 driven by FAKE_NVML_* (the log variable: the kit's default).
+var fakeNVML = presencetest.Lib{Src: "testdata/fake_nvml.c", Soname: "libnvidia-ml.so.1", Override: NVMLEnvVar}
 
 const nvmlInit, nvmlShutdown = "nvmlInit_v2", "nvmlShutdown"
 
@@ -33,7 +28,7 @@ func TestNVMLFakes(t *testing.T) {
 }
 
 var nvmlCommon = &presencetest.Common{
-	Source: SourceNVML, Label: "NVML", Vars: presencetest.VarsOf("FAKE_NVML_"),
+	Source: SourceNVML, Label: "NVML",
 	Init: nvmlInit, Shutdown: nvmlShutdown, ErrorString: "nvmlErrorString",
 	Count: "nvmlDeviceGetCount_v2", Handle: "nvmlDeviceGetHandleByIndex_v2",
 	DeviceCalls: []string{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetMemoryInfo"},

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,27 +52,9 @@ func TestNodesNVIDIANoCtl(t *testing.T) {
 	assert.Contains(t, presencetest.Notes(r), "nvidiactl is missing")
 }
 
-// TestPresenceSources: NVML first, the nodes as the fallback; without
-// either, both say why.
+// TestPresenceSources: NVML first, the nodes as the fallback (the kit's
+// presence cases prove a refused override is never searched past).
 func TestPresenceSources(t *testing.T) {
-	tr := presencetest.NewTree(t).Char("dev/nvidia0").Char("dev/nvidiactl")
-	e := presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(NVMLEnvVar, "relative/libnvidia-ml.so.1")))
-	rs := presenceSources(e)
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceNVML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrBadOverride, "an override that cannot be used is never searched past")
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
+	presencetest.Fallback(t, presenceSources, presencetest.NewTree(t).Char("dev/nvidia0").Char("dev/nvidiactl"), SourceNVML, presence.ErrNoLibrary, 1)
 	assert.Equal(t, deviceNodes, Vendor().DeviceNodes)
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	// On the real root the answer is whatever this machine has; it must be
-	// consistent, not panic, and keep Index in order.
-	r := presence.Nodes(deviceNodes, presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/"), d.Node)
-	}
-	assert.NotEmpty(t, r.Reason)
 }

@@ -1,7 +1,6 @@
 package kunlunxin
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,22 +41,7 @@ func TestNodesNoControl(t *testing.T) {
 
 // TestPresenceSources: XPUML first, the nodes as the fallback.
 func TestPresenceSources(t *testing.T) {
-	tr := presencetest.NewTree(t).Char("dev/xpuctrl").Char("dev/xpu0")
-	rs := presenceSources(env(tr.Root))
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceXPUML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrNoLibrary)
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	r := presence.Nodes(deviceNodes, presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/xpu"), d.Node)
-	}
-	assert.NotEmpty(t, r.Reason)
+	presencetest.Fallback(t, presenceSources, presencetest.NewTree(t).Char("dev/xpuctrl").Char("dev/xpu0"), SourceXPUML, presence.ErrNoLibrary, 1)
 }
 
 // TestVisibility: XPU_VISIBLE_DEVICES as lists of indexes (an all-space

@@ -10,13 +10,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeMXSML is testdata/fake_mxsml.c, a libmxsml.so driven by FAKE_MXSML_*.
-var fakeMXSML = presencetest.Lib{
-	Src:      "testdata/fake_mxsml.c",
-	Soname:   "libmxsml.so",
-	Override: MXSMLEnvVar,
-	LogEnv:   "FAKE_MXSML_LOG",
-}
+// fakeMXSML is testdata/fake_mxsml.c, a libmxsml.so driven by FAKE_MXSML_* (the log variable: the kit's default).
+var fakeMXSML = presencetest.Lib{Src: "testdata/fake_mxsml.c", Soname: "libmxsml.so", Override: MXSMLEnvVar}
 
 const mxsmlInit, mxsmlShutdown = "mxSmlExInit", "mxSmlExShutdown"
 
@@ -28,7 +23,7 @@ func TestMXSMLFakes(t *testing.T) {
 }
 
 var mxsmlCommon = &presencetest.Common{
-	Source: SourceMXSML, Label: "MXSML", Vars: presencetest.VarsOf("FAKE_MXSML_"),
+	Source: SourceMXSML, Label: "MXSML",
 	Init: mxsmlInit, Shutdown: mxsmlShutdown, ErrorString: "mxSmlExErrorString",
 	Count: "mxSmlExDeviceGetCount", Handle: "mxSmlExGetDeviceHandleByIndex",
 	DeviceCalls: []string{"mxSmlExGetDeviceHandleByIndex", "mxSmlExDeviceGetName", "mxSmlExDeviceGetUUID", "mxSmlExDeviceGetMemoryInfo"},

@@ -1,7 +1,6 @@
 package maca
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,13 +62,7 @@ func TestNodesNoControlDevice(t *testing.T) {
 
 // TestPresenceSources: MXSML first, the nodes as the fallback.
 func TestPresenceSources(t *testing.T) {
-	rs := presenceSources(env(metaxNodes(t).Root))
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceMXSML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrNoLibrary)
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
-	assert.Len(t, rs[1].Devices, 2)
+	presencetest.Fallback(t, presenceSources, metaxNodes(t), SourceMXSML, presence.ErrNoLibrary, 2)
 }
 
 func TestVisible(t *testing.T) {
@@ -103,15 +96,4 @@ func TestVisible(t *testing.T) {
 			assert.Equal(t, c.want, ids)
 		})
 	}
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	// On the real root the answer is whatever this machine has; it must be
-	// consistent, not panic, and keep Index in order.
-	r := nodes(presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/dri/renderD"), d.Node)
-	}
-	assert.NotEmpty(t, r.Reason)
 }

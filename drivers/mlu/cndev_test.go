@@ -11,13 +11,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeCNDev is testdata/fake_cndev.c, a libcndev.so driven by FAKE_CNDEV_*.
-var fakeCNDev = presencetest.Lib{
-	Src:      "testdata/fake_cndev.c",
-	Soname:   "libcndev.so",
-	Override: CNDevEnvVar,
-	LogEnv:   "FAKE_CNDEV_LOG",
-}
+// fakeCNDev is testdata/fake_cndev.c, a libcndev.so driven by FAKE_CNDEV_* (the log variable: the kit's default).
+var fakeCNDev = presencetest.Lib{Src: "testdata/fake_cndev.c", Soname: "libcndev.so", Override: CNDevEnvVar}
 
 const cndevInit, cndevRelease = "cndevInit", "cndevRelease"
 
@@ -41,7 +36,7 @@ func TestCNDevFakes(t *testing.T) {
 }
 
 var cndevCommon = &presencetest.Common{
-	Source: SourceCNDev, Label: "CNDev", Vars: presencetest.VarsOf("FAKE_CNDEV_"),
+	Source: SourceCNDev, Label: "CNDev",
 	Init: cndevInit, Shutdown: cndevRelease, ErrorString: "cndevGetErrorString",
 	Count: "cndevGetDeviceCount", Handle: "cndevGetDeviceHandleByIndex",
 	DeviceCalls: []string{"cndevGetDeviceHandleByIndex", "cndevGetUUID", "cndevGetCardNameStringByDevId"},

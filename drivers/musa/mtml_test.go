@@ -11,13 +11,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeMTML is testdata/fake_mtml.c, a libmtml.so driven by FAKE_MTML_*.
-var fakeMTML = presencetest.Lib{
-	Src:      "testdata/fake_mtml.c",
-	Soname:   "libmtml.so",
-	Override: MTMLEnvVar,
-	LogEnv:   "FAKE_MTML_LOG",
-}
+// fakeMTML is testdata/fake_mtml.c, a libmtml.so driven by FAKE_MTML_* (the log variable: the kit's default).
+var fakeMTML = presencetest.Lib{Src: "testdata/fake_mtml.c", Soname: "libmtml.so", Override: MTMLEnvVar}
 
 const mtmlInit, mtmlShutdown = "mtmlLibraryInit", "mtmlLibraryShutDown"
 
@@ -29,7 +24,7 @@ func TestMTMLFakes(t *testing.T) {
 }
 
 var mtmlCommon = &presencetest.Common{
-	Source: SourceMTML, Label: "MTML", Vars: presencetest.VarsOf("FAKE_MTML_"),
+	Source: SourceMTML, Label: "MTML",
 	Init: mtmlInit, Shutdown: mtmlShutdown, ErrorString: "mtmlErrorString",
 	Count: "mtmlLibraryCountDevice", Handle: "mtmlLibraryInitDeviceByIndex",
 	DeviceCalls: []string{"mtmlLibraryInitDeviceByIndex", "mtmlDeviceGetProperty", "mtmlDeviceGetName", "mtmlDeviceGetUUID"},

@@ -14,13 +14,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeDCMI is testdata/fake_dcmi.c, a libdcmi.so driven by FAKE_DCMI_*.
-var fakeDCMI = presencetest.Lib{
-	Src:      testdata("fake_dcmi.c"),
-	Soname:   "libdcmi.so",
-	Override: DCMIEnvVar,
-	LogEnv:   "FAKE_DCMI_LOG",
-}
+// fakeDCMI is testdata/fake_dcmi.c, a libdcmi.so driven by FAKE_DCMI_* (the log variable: the kit's default).
+var fakeDCMI = presencetest.Lib{Src: "testdata/fake_dcmi.c", Soname: "libdcmi.so", Override: DCMIEnvVar}
 
 // TestDCMIFakes runs each case against the fake DCMI in a child process (a
 // loaded soname stays loaded for the life of a process): what every

@@ -60,17 +60,13 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t v3 is 68 bytes");
 #define FAKE_MAX_COUNT 4096
 static struct nvmlDevice_st devices[FAKE_MAX_COUNT];
 static struct nvmlDevice_st migs[FAKE_MAX_COUNT][7];
-static int inits;
 
 #define FAKE_ENV_PREFIX "FAKE_NVML_"
 #define FAKE_DEFAULT_COUNT 2
 #include "fake_env.h"
 
 static nvmlReturn_t put(char *dst, unsigned int length, const char *s) {
-    if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
-    if (strlen(s) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
-    strcpy(dst, s);
-    return NVML_SUCCESS;
+    return put_string(dst, length, s, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE);
 }
 
 #ifdef FAKE_V1_ONLY
@@ -87,33 +83,20 @@ static nvmlReturn_t put(char *dst, unsigned int length, const char *s) {
 
 nvmlReturn_t INIT(void) {
     logcall(STR(INIT));
-    nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_INIT_RESULT", 0);
-    if (r != NVML_SUCCESS) return r;
-    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return NVML_SUCCESS;
+    return (nvmlReturn_t)counted_init();
 }
 
 nvmlReturn_t nvmlShutdown(void) {
     logcall("nvmlShutdown");
-    int n = __atomic_load_n(&inits, __ATOMIC_SEQ_CST);
-    if (n <= 0) return NVML_ERROR_UNINITIALIZED;
-    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return NVML_SUCCESS;
+    return (nvmlReturn_t)counted_shutdown(NVML_ERROR_UNINITIALIZED);
 }
 
 const char *nvmlErrorString(nvmlReturn_t r) {
     logcall("nvmlErrorString");
-    switch (r) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 3: return "Not Supported";
-    case 9: return "Driver Not Loaded";
-    }
-    return "Unknown Error";
+    return nvml_error_string(r);
 }
 
-#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return NVML_ERROR_UNINITIALIZED; } while (0)
+#define NEED_INIT() do { if (!counted_initialized()) return NVML_ERROR_UNINITIALIZED; } while (0)
 
 nvmlReturn_t GETCOUNT(unsigned int *n) {
     logcall(STR(GETCOUNT));

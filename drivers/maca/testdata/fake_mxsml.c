@@ -68,48 +68,32 @@ typedef struct MxSmlExPciInfo {
 _Static_assert(sizeof(mxSmlExPciInfo_t) == 68, "mxSmlExPciInfo_t is 68 bytes");
 
 static struct MxSmlExDevice devices[64];
-static int inits;
 
 #define FAKE_ENV_PREFIX "FAKE_MXSML_"
 #define FAKE_DEFAULT_COUNT 2
 #include "fake_env.h"
 
 static mxSmlExReturn_t put(char *dst, unsigned int length, const char *s) {
-    if (!dst) return MXSMLEX_ERROR_INVALID_ARGUMENT;
-    if (strlen(s) + 1 > length) return MXSMLEX_ERROR_INSUFFICIENT_SIZE;
-    strcpy(dst, s);
-    return MXSMLEX_SUCCESS;
+    return put_string(dst, length, s, MXSMLEX_ERROR_INVALID_ARGUMENT, MXSMLEX_ERROR_INSUFFICIENT_SIZE);
 }
 
 mxSmlExReturn_t mxSmlExInit(void) {
     logcall("mxSmlExInit");
-    mxSmlExReturn_t r = (mxSmlExReturn_t)envlong("FAKE_MXSML_INIT_RESULT", 0);
-    if (r != MXSMLEX_SUCCESS) return r;
-    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return MXSMLEX_SUCCESS;
+    return (mxSmlExReturn_t)counted_init();
 }
 
 mxSmlExReturn_t mxSmlExShutdown(void) {
     logcall("mxSmlExShutdown");
-    if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return MXSMLEX_ERROR_UNINITIALIZED;
-    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return MXSMLEX_SUCCESS;
+    return (mxSmlExReturn_t)counted_shutdown(MXSMLEX_ERROR_UNINITIALIZED);
 }
 
 const char *mxSmlExErrorString(mxSmlExReturn_t result) {
     logcall("mxSmlExErrorString");
-    switch ((int)result) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 4: return "Insufficient Permissions";
-    case 9: return "Driver Not Loaded";
-    case 18: return "RM has detected an MXSML/RM version mismatch.";
-    }
-    return "Unknown Error";
+    if ((int)result == 18) return "RM has detected an MXSML/RM version mismatch.";
+    return nvml_error_string(result);
 }
 
-#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return MXSMLEX_ERROR_UNINITIALIZED; } while (0)
+#define NEED_INIT() do { if (!counted_initialized()) return MXSMLEX_ERROR_UNINITIALIZED; } while (0)
 
 mxSmlExReturn_t mxSmlExDeviceGetCount(unsigned int *deviceCount) {
     logcall("mxSmlExDeviceGetCount");
