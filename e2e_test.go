@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/hip"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +23,6 @@ import (
 	"github.com/flagos-ai/flagshim/alias"
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/probe"
@@ -62,10 +65,10 @@ func buildFakes(t *testing.T) {
 		fakes.missing = filepath.Join(dir, "empty")
 		require.NoError(t, os.MkdirAll(lib, 0o755))
 		require.NoError(t, os.MkdirAll(fakes.missing, 0o755))
-		cuda := drivertest.BuildFake(t, "cuda", lib)
-		musa := drivertest.BuildFake(t, "musa", lib)
-		hip := drivertest.BuildFake(t, "hip", lib)
-		nvml := drivertest.BuildFake(t, "nvml", lib)
+		cuda := vendorstest.Driver(t, cuda.Vendor(), lib)
+		musa := vendorstest.Driver(t, musa.Vendor(), lib)
+		hip := vendorstest.Driver(t, hip.Vendor(), lib)
+		nvml := vendorstest.Management(t, "nvml", lib)
 		fakes.cuda, fakes.musa, fakes.hip, fakes.nvml = cuda, musa, hip, nvml
 	})
 	if fakes.cuda == "" {

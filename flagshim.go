@@ -94,7 +94,7 @@ func WithIsolatedFallback() Option { return func(c *config) { c.isoBehind = true
 func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = true } }
 
 // WithEveryProbe makes Init start each built-in vendor backend's probe
-// (cuda, musa, hip) as soon as its driver step has registered it, each on
+// (cuda, musa, ...) as soon as its driver step has registered it, each on
 // a goroutine of its own, instead of when the probe is first asked: for
 // hosts that will show every backend (the CLI's info, list and explain),
 // which then wait for the slowest driver rather than for all of them one

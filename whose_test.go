@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/maca"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +18,6 @@ import (
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/drivers/flagos"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
@@ -75,7 +77,7 @@ func TestCUDACompatibleRuntimes(t *testing.T) {
 			base := dltest.PrivateDir(t)
 			dir := filepath.Join(base, m.cudaDir)
 			require.NoError(t, os.MkdirAll(dir, 0o755))
-			lib := drivertest.BuildFake(t, "cuda", dir)
+			lib := vendorstest.Driver(t, cuda.Vendor(), dir)
 			tr := presencetest.NewTree(t)
 			if m.pci != "" {
 				for _, bus := range []string{"0000:18:00.0", "0000:19:00.0"} {
@@ -85,7 +87,7 @@ func TestCUDACompatibleRuntimes(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "observed.json")
 			env := append(hiddenLibraries(), "WHOSE_OUT="+out, "FLAGOS_LIBCUDA_PATH="+lib, "FLAGOS_TEST_ROOT="+tr.Root)
 			if m.native {
-				env = append(env, "FLAGOS_LIBMCRUNTIME_PATH="+drivertest.BuildFake(t, "maca", dltest.PrivateDir(t)))
+				env = append(env, "FLAGOS_LIBMCRUNTIME_PATH="+vendorstest.Driver(t, maca.Vendor(), dltest.PrivateDir(t)))
 			}
 			if m.backend != "" {
 				env = append(env, flagos.EnvVar+"="+m.backend)

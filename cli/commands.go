@@ -148,6 +148,7 @@ flags:
 		},
 		cdiCommand,
 		labelsCommand,
+		selectCommand(),
 		{
 			name: "version", args: "[--json]",
 			summary: "the versions of flagshim and Go, and the OS/architecture",

@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
 )
@@ -63,7 +64,7 @@ const hostileNames = "GPU0\ncuda:7: NVIDIA H200 (UUID: GPU-spoofed),\x1b[2J\x1b[
 // are (encoding/json escapes them).
 func TestHostileDeviceNames(t *testing.T) {
 	if !dltest.IsChild(t) {
-		lib := drivertest.BuildFake(t, "musa", dltest.PrivateDir(t))
+		lib := vendorstest.Driver(t, musa.Vendor(), dltest.PrivateDir(t))
 		dltest.MustChild(t, t.Name(), "FLAGOS_LIBCUDA_PATH=/nonexistent/libcuda.so.1", "FLAGOS_LIBMUSA_PATH="+lib,
 			"FLAGOS_LIBHIP_PATH=/nonexistent/libamdhip64.so.6", "FAKE_MUSA_DEVICE_NAMES="+hostileNames)
 		return

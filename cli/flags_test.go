@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
 	"github.com/flagos-ai/flagshim/vendors"
@@ -137,7 +138,7 @@ func TestProbeByDefault(t *testing.T) {
 // devices only (wc -l counts them), exit 0.
 func TestListAcceleratorsOnly(t *testing.T) {
 	if !dltest.IsChild(t) {
-		lib := drivertest.BuildFake(t, "musa", dltest.PrivateDir(t))
+		lib := vendorstest.Driver(t, musa.Vendor(), dltest.PrivateDir(t))
 		dltest.MustChild(t, t.Name(), "FLAGOS_LIBCUDA_PATH=/nonexistent/libcuda.so.1", "FLAGOS_LIBMUSA_PATH="+lib,
 			"FLAGOS_LIBHIP_PATH=/nonexistent/libamdhip64.so.6")
 		return

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"strings"
 	"testing"
 
@@ -10,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
@@ -183,8 +184,8 @@ func TestQueryNoDevice(t *testing.T) {
 func fakeGPUMachine(t *testing.T, extra ...string) []string {
 	t.Helper()
 	dir := dltest.PrivateDir(t)
-	cuda := drivertest.BuildFake(t, "cuda", dir)
-	nvml := drivertest.BuildFake(t, "nvml", dir)
+	cuda := vendorstest.Driver(t, cuda.Vendor(), dir)
+	nvml := vendorstest.Management(t, "nvml", dir)
 	tr := presencetest.NewTree(t)
 	for i := 0; i < 2; i++ {
 		addr := fmt.Sprintf("0000:%02x:00.0", 0x18+i)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/drivers/cuda"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/probe"
@@ -61,8 +61,8 @@ func benchCLI(b *testing.B, args ...string) {
 	}
 	exe := dltest.GoBuild(b, "../cmd/flagshim", "flagshim")
 	dir := dltest.PrivateDir(b)
-	nvml := drivertest.BuildFake(b, "nvml", dir)
-	libcuda := drivertest.BuildFake(b, "cuda", dir)
+	nvml := vendorstest.Management(b, "nvml", dir)
+	libcuda := vendorstest.Driver(b, cuda.Vendor(), dir)
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("devices=%d", n), func(b *testing.B) {
 			env := append(os.Environ(), "FLAGOS_PROBE=presence", "FLAGOS_TEST_ROOT="+scaleTree(b, n),

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"regexp"
 	"strings"
@@ -10,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
@@ -23,7 +24,7 @@ var traceLine = regexp.MustCompile(`(?m)^\S+\tINFO\ttrace\t\S+\tcall\t(\{.*\})$`
 // traced call it logged and everything it printed.
 func traced(t *testing.T, probe string) (calls []string, out string) {
 	t.Helper()
-	lib := drivertest.BuildFake(t, "cuda", dltest.PrivateDir(t))
+	lib := vendorstest.Driver(t, cuda.Vendor(), dltest.PrivateDir(t))
 	out = dltest.MustChild(t, "TestTraceChild", "FLAGOS_TRACE=1", "TRACE_TEST_PROBE="+probe,
 		"FLAGOS_LIBCUDA_PATH="+lib, "FLAGOS_LIBMUSA_PATH=/nonexistent/libmusa.so.1", "FLAGOS_LIBHIP_PATH=/nonexistent/libamdhip64.so.6",
 		"FAKE_CUDA_DEVICE_NAMES=SECRET-NAME-0,SECRET-NAME-1")

@@ -6,8 +6,8 @@ import "fmt"
 // hipDeviceptr_t).
 type Ptr uint64
 
-// Memory is implemented by backends with device memory: cuda, musa, hip and
-// the flagos device, which forwards to the backend it routes to. Use
+// Memory is implemented by backends with device memory: every vendor's that
+// binds it, and the flagos device, which forwards to the backend it routes to. Use
 // [MemoryOf] to get it from a Backend with a clear error when it is absent.
 //
 // Every method takes a device index as Backend's methods do: -1 is the

@@ -3,7 +3,7 @@ package device
 import "errors"
 
 // Vendor-neutral errors. Every backend's errors match them with errors.Is,
-// whatever the vendor (cuda, musa, hip), the virtual flagos device and the
+// whatever the vendor (cuda, musa, ...), the virtual flagos device and the
 // built-in cpu included, so code written for one accelerator tests errors
 // the same way on every other:
 //

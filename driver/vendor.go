@@ -6,6 +6,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/tier/presence"
+	"github.com/flagos-ai/flagshim/visible"
 
 	"github.com/flagos-ai/flagshim/device"
 )
@@ -14,8 +15,8 @@ import (
 // where it lives, what each operation's C function is called (with versioned
 // fallbacks), what its result codes mean, its attribute numbers and its
 // context model. The core ([Backend]) is written once against this
-// description; drivers/cuda, drivers/musa and drivers/hip are nothing but a
-// Vendor each.
+// description; each vendor package (drivers/cuda, drivers/musa, ...) is
+// nothing but a Vendor.
 //
 // A Vendor is read-only once a Backend uses it.
 type Vendor struct {
@@ -85,6 +86,12 @@ type Vendor struct {
 	// VisibleEnv names the variables the vendor runtime applies to hide
 	// devices (CUDA_VISIBLE_DEVICES); the core only reports them.
 	VisibleEnv []string
+	// Visibility is how the vendor's runtime reads those variables (its
+	// stages, dialect and order variable, each rule cited beside it): what
+	// the presence tier applies to the devices it lists, and what
+	// SelectEnv writes for a child. nil: the runtime's rules are not
+	// known, and no child's environment can be written.
+	Visibility *visible.Rules
 
 	// Presence is the vendor's presence tier (FLAGOS_PROBE=presence): its
 	// sources, most trusted first (a management library, then device

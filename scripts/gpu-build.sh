@@ -36,7 +36,7 @@ for p in "${pkgs[@]}"; do
 		status=1
 	fi
 done
-# The CLI itself, for scripts/cdi-gpu.sh (gpu-run.sh runs it).
+# The CLI itself, for scripts/cdi-gpu.sh and scripts/visible-gpu.sh (gpu-run.sh runs them).
 if CGO_ENABLED=0 go build -ldflags="-s -w" -o .gpu/flagshim ./cmd/flagshim; then
 	echo "gpu-build: ./cmd/flagshim -> .gpu/flagshim"
 else

@@ -125,6 +125,17 @@ if [ -x .gpu/flagshim ]; then
 	[ "$rc" -ne 0 ] && status=1
 	summary+=("cdi-gpu: exit $rc, $(tail -1 "$logs/cdi-gpu.log")")
 fi
+# Visible devices: flagshim against torch and nvidia-smi under every
+# CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER of issue 35 (visible-gpu.sh).
+if [ -x .gpu/flagshim ]; then
+	echo "== visible-gpu"
+	bash scripts/visible-gpu.sh .gpu/flagshim "$logs/visible-gpu.log" >/dev/null
+	rc=$?
+	[ "$rc" -ne 0 ] && status=1
+	summary+=("visible-gpu: exit $rc, $(tail -1 "$logs/visible-gpu.log")")
+	grep '^FAIL' "$logs/visible-gpu.log" | head -20
+fi
+
 echo
 echo "== summary"
 for s in "${summary[@]}"; do echo "$s"; done

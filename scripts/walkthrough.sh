@@ -11,7 +11,9 @@
 #   scripts/walkthrough.sh VENDOR --console < commands
 #   scripts/walkthrough.sh VENDOR --recipe     # how the fake is built: source, soname, flags
 #
-# VENDOR is one of musa, hip, mlu, npu, maca, gcu, kunlunxin.
+# VENDOR is a vendor's device type (every registered vendor but cuda, whose
+# machines have the real thing; TestWalkthroughRecipes checks the table
+# below against the registry).
 #
 # With --console, each line of the input that starts with "$ " is a shell
 # command (flagshim is on its PATH): it is printed, then run, its output
@@ -29,7 +31,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 vendor=${1:-}
 case $vendor in
-musa) src=driver/drivertest/testdata/fake_cufamily.c soname=libmusa.so.1 defs=-DFAKE_MU var=FLAGOS_LIBMUSA_PATH ;;
+musa) src=drivers/musa/testdata/fake_libmusa.c soname=libmusa.so.1 defs= var=FLAGOS_LIBMUSA_PATH ;;
 hip) src=drivers/hip/testdata/fake_libamdhip64.c soname=libamdhip64.so.6 defs= var=FLAGOS_LIBHIP_PATH ;;
 mlu) src=drivers/mlu/testdata/fake_libcndrv.c soname=libcndrv.so defs= var=FLAGOS_LIBCNDRV_PATH ;;
 npu) src=drivers/npu/testdata/fake_libascendcl.c soname=libascendcl.so defs= var=FLAGOS_LIBASCENDCL_PATH ;;

@@ -5,6 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
+	"github.com/rogpeppe/go-internal/txtar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,7 +23,6 @@ import (
 	"github.com/flagos-ai/flagshim/cli"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/vendors"
 )
 
@@ -38,7 +41,9 @@ var fakes struct {
 }
 
 // TestScripts runs testdata/script/*.txtar: the CLI's human output, exit
-// codes and messages, so a change in wording is a reviewed diff. Scripts
+// codes and messages, so a change in wording is a reviewed diff; with
+// -update, a golden that differs (cmp's and cmpscrub's) is rewritten in its
+// script instead, for that diff. Scripts
 // find the fake drivers at $LIBCUDA and $LIBMUSA and an absent library at
 // $NOLIB; HIP and Ascend are absent (FLAGOS_LIBHIP_PATH and
 // FLAGOS_LIBASCENDCL_PATH name no file).
@@ -48,8 +53,12 @@ func TestScripts(t *testing.T) {
 		t.Fatal("building the fake driver libraries failed")
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
+			if n, ok := env.T().(interface{ Name() string }); ok {
+				env.Values[scriptKey{}] = filepath.Join("testdata", "script", filepath.Base(n.Name())+".txtar")
+			}
 			// No variable of the host leaks in (testscript starts from a
 			// clean environment; this says so for flagshim's own). The
 			// visible-devices variables stay unset: set and empty, they
@@ -91,9 +100,9 @@ func TestScripts(t *testing.T) {
 // so concurrent test runs cannot see half a library.
 const fakesDir = "/tmp/flagshim-cli-fakes"
 
-func buildFakes(t *testing.T) (cuda, musa, mtml string) {
+func buildFakes(t *testing.T) (libcuda, libmusa, libmtml string) {
 	h := sha256.New()
-	for _, f := range append(append(drivertest.FakeSources(t, "cuda"), drivertest.FakeSources(t, "musa")...), drivertest.FakeSources(t, "mtml")...) {
+	for _, f := range append(append(vendorstest.DriverSources(t, cuda.Vendor()), vendorstest.DriverSources(t, musa.Vendor())...), vendorstest.ManagementSources(t, "mtml")...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -113,9 +122,9 @@ func buildFakes(t *testing.T) (cuda, musa, mtml string) {
 		if err := os.Chmod(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		drivertest.BuildFake(t, "cuda", tmp)
-		drivertest.BuildFake(t, "musa", tmp)
-		drivertest.BuildFake(t, "mtml", tmp)
+		vendorstest.Driver(t, cuda.Vendor(), tmp)
+		vendorstest.Driver(t, musa.Vendor(), tmp)
+		vendorstest.Management(t, "mtml", tmp)
 		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) && !errors.Is(err, syscall.ENOTEMPTY) {
 			t.Fatal(err)
 		}
@@ -130,17 +139,63 @@ var (
 
 // cmpScrub is `cmpscrub FILE GOLDEN`: like cmpenv, after replacing what
 // differs from run to run and machine to machine (durations, the host cpu's
-// architecture and core count) with placeholders.
+// architecture and core count) with placeholders. With -update, a GOLDEN
+// that differs is rewritten in the script's archive: what was printed,
+// scrubbed, with the scripts' variables' values put back as $NAME.
 func cmpScrub(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: cmpscrub FILE GOLDEN")
 	}
 	got := scrub(ts.ReadFile(args[0]))
 	want := os.Expand(ts.ReadFile(args[1]), ts.Getenv)
-	if got != want {
-		ts.Logf("got:\n%s", got)
-		ts.Fatalf("%s differs from %s (after scrubbing)", args[0], args[1])
+	if got == want {
+		return
 	}
+	if *update {
+		script, _ := ts.Value(scriptKey{}).(string)
+		if script == "" {
+			ts.Fatalf("-update: the script's file is not known")
+		}
+		updateGolden(ts, script, args[1], unexpand(ts, got))
+		return
+	}
+	ts.Logf("got:\n%s", got)
+	ts.Fatalf("%s differs from %s (after scrubbing; go test -update rewrites it)", args[0], args[1])
+}
+
+// scriptKey is the key of the script's file in a script's Values.
+type scriptKey struct{}
+
+// scriptDirs are the folders Setup and testscript give the scripts whose
+// paths differ from run to run: a rewritten golden spells them $NAME, as
+// the goldens do ($LIBDIR/libmusa.so.1; the fixed paths, such as $NOLIB's,
+// stay spelled out).
+var scriptDirs = []string{"LIBDIR", "WORK"}
+
+func unexpand(ts *testscript.TestScript, s string) string {
+	for _, k := range scriptDirs {
+		if v := ts.Getenv(k); v != "" {
+			s = strings.ReplaceAll(s, v, "$"+k)
+		}
+	}
+	return s
+}
+
+// updateGolden rewrites the file name of the txtar archive script as data.
+func updateGolden(ts *testscript.TestScript, script, name, data string) {
+	a, err := txtar.ParseFile(script)
+	ts.Check(err)
+	found := false
+	for i := range a.Files {
+		if a.Files[i].Name == name {
+			a.Files[i].Data, found = []byte(data), true
+		}
+	}
+	if !found {
+		ts.Fatalf("-update: %s has no file %s", script, name)
+	}
+	ts.Check(os.WriteFile(script, txtar.Format(a), 0o644))
+	ts.Logf("-update: rewrote %s in %s", name, script)
 }
 
 func scrub(s string) string {

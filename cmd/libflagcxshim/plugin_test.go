@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/driver/drivertest"
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
+	"github.com/flagos-ai/flagshim/vendors"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 )
 
 // TestPluginOnFakes builds the plugin with -buildmode=c-shared and a C
@@ -55,7 +57,7 @@ func TestPluginOnFakes(t *testing.T) {
 				dir = filepath.Join(dir, "rocm", "lib")
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 			}
-			fake := drivertest.BuildFake(t, c.vendor, dir)
+			fake := buildFake(t, c.vendor, dir)
 			missing := filepath.Join(dltest.PrivateDir(t), "none")
 			env := []string{"PATH=" + os.Getenv("PATH"), "FLAGOS_BACKEND=" + c.vendor, "FAKE_QUERY_BUSY=1", "FLAGOS_PROBE=exact",
 				"FLAGOS_LIBCUDA_PATH=" + filepath.Join(missing, "libcuda.so.1"),
@@ -94,7 +96,7 @@ func TestDecideAtLoad(t *testing.T) {
 		t.Skip("no C compiler for the fake libraries")
 	}
 	dir := dltest.PrivateDir(t)
-	musa := drivertest.BuildFake(t, "musa", dir)
+	musa := buildFake(t, "musa", dir)
 	none := filepath.Join(dir, "none")
 	vars := map[string]string{"FLAGOS_LIBMUSA_PATH": musa, "FLAGOS_LIBCUDA_PATH": filepath.Join(none, "libcuda.so.1")}
 	for _, k := range []string{"FLAGOS_LIBHIP_PATH", "FLAGOS_LIBASCENDCL_PATH", "FLAGOS_LIBMCRUNTIME_PATH", "FLAGOS_LIBTOPSRT_PATH",
@@ -104,6 +106,14 @@ func TestDecideAtLoad(t *testing.T) {
 	assert.Equal(t, "flagshim:musa", decideAtLoad(env(vars)))
 	vars["FLAGOS_LIBMUSA_PATH"] = filepath.Join(none, "libmusa.so.1")
 	assert.Equal(t, "flagshim:none", decideAtLoad(env(vars)), "nothing found")
+}
+
+// buildFake builds the registered vendor name's fake driver into dir.
+func buildFake(t *testing.T, name, dir string) string {
+	t.Helper()
+	v, ok := vendors.Lookup(device.Type(name))
+	require.True(t, ok, "no vendor %s", name)
+	return vendorstest.Driver(t, v, dir)
 }
 
 func TestParseBusID(t *testing.T) {

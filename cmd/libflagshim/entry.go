@@ -28,6 +28,7 @@ extern int flagshim_go_ready(void);
 extern int flagshim_go_resolve(char *device, char *out, int out_len);
 extern int flagshim_go_alias_active(void);
 extern int flagshim_go_info_json(char *out, int out_len);
+extern int flagshim_go_select_json(char *type, char *devices, char *out, int out_len);
 extern int flagshim_go_error(char *out, int out_len);
 extern int flagshim_go_module_loaded(char *backend, unsigned long long module, char *out, int out_len);
 extern int flagshim_go_module_unloading(char *backend, unsigned long long module);
@@ -79,6 +80,11 @@ int flagshim_alias_active(void) {
 int flagshim_info_json(char *out, int out_len) {
 	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
 	return flagshim_go_info_json(out, out_len);
+}
+
+int flagshim_select_json(const char *type, const char *devices, char *out, int out_len) {
+	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
+	return flagshim_go_select_json((char *)type, (char *)devices, out, out_len);
 }
 
 // In a forked child, the last error of every thread is the fork: the

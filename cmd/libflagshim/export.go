@@ -29,6 +29,7 @@ var codes = [...]C.int{
 	failBackend: C.FLAGSHIM_EBACKEND,
 	failNVSHMEM: C.FLAGSHIM_ENVSHMEM,
 	failNoDev:   C.FLAGSHIM_ENODEV,
+	failSelect:  C.FLAGSHIM_ESELECT,
 }
 
 // buffer is out as a Go slice, or nil when it cannot hold anything.
@@ -108,6 +109,25 @@ func flagshim_go_info_json(out *C.char, out_len C.int) C.int {
 	}
 	if buffer(out, out_len) == nil {
 		return invalid("flagshim_info_json", "out is NULL or out_len <= 0 (out == NULL with out_len == 0 asks for the length)")
+	}
+	return answer(out, out_len, s)
+}
+
+//export flagshim_go_select_json
+func flagshim_go_select_json(typ, devices *C.char, out *C.char, out_len C.int) C.int {
+	if typ == nil || devices == nil {
+		invalid("flagshim_select_json", "type or devices is NULL")
+		return fail(out, out_len, failArgs)
+	}
+	s, f := selectJSON(C.GoString(typ), C.GoString(devices))
+	if f != failNone {
+		return fail(out, out_len, f)
+	}
+	if out == nil && out_len == 0 {
+		return C.int(len(s))
+	}
+	if buffer(out, out_len) == nil {
+		return invalid("flagshim_select_json", "out is NULL or out_len <= 0 (out == NULL with out_len == 0 asks for the length)")
 	}
 	return answer(out, out_len, s)
 }

@@ -36,8 +36,9 @@
  *
  * ABI version (as PJRT versions its C API). flagshim_abi_version() returns
  * the library's FLAGSHIM_ABI_VERSION, major * 10000 + minor; this header
- * declares version 1.1 (10001): 1.0 and, since 1.1, flagshim_device_json,
- * flagshim_mem_get_info and FLAGSHIM_ENODEV. A host checks it once, after loading the
+ * declares version 1.2 (10002): 1.0 and, since 1.1, flagshim_device_json,
+ * flagshim_mem_get_info and FLAGSHIM_ENODEV; since 1.2, flagshim_select_json
+ * and FLAGSHIM_ESELECT. A host checks it once, after loading the
  * library: a library of another major is not one it can use (refuse it, as
  * the Python package does); within one major, a library of a lower minor
  * lacks the functions added since (check the minor, or dlsym them, before
@@ -79,10 +80,13 @@
                                  there (see Forking above); flagshim_error names it */
 #define FLAGSHIM_ENODEV  (-9) /* (1.1) no such device: its backend is not available here,
                                  or the index is past its devices (flagshim_error says which) */
+#define FLAGSHIM_ESELECT (-10) /* (1.2) a selection of devices that names no device or several,
+                                  an index out of range, devices the runtime cannot show
+                                  together, or rules that cannot decide */
 
 /* The ABI version this header declares: major * 10000 + minor (see above). */
 #define FLAGSHIM_ABI_VERSION_MAJOR 1
-#define FLAGSHIM_ABI_VERSION_MINOR 1
+#define FLAGSHIM_ABI_VERSION_MINOR 2
 #define FLAGSHIM_ABI_VERSION (FLAGSHIM_ABI_VERSION_MAJOR * 10000 + FLAGSHIM_ABI_VERSION_MINOR)
 
 /* Every function that fails (but flagshim_error itself) leaves a message
@@ -141,6 +145,22 @@ int flagshim_ready(void);
  * FLAGSHIM_ERANGE, ask so and call again.
  */
 int flagshim_info_json(char *out, int out_len);
+
+/*
+ * flagshim_select_json writes the environment that makes exactly the
+ * devices named by `devices` visible, in that order, to a child process of
+ * the runtime behind device type `type` ("cuda", "hip", "npu", ...; where
+ * cuda means flagos, the vendor flagos routes to): the JSON object
+ * `flagshim select --json` prints (docs/visible-devices.md), NUL-terminated;
+ * it returns its length. `devices` is a comma-separated list of UUIDs
+ * (whole or a unique prefix), PCI addresses or indexes (the device
+ * "type:index" names in this process). The devices are read from the
+ * vendor's management library; no driver is initialized. Called with
+ * out == NULL and out_len == 0 it returns the length the answer needs.
+ * FLAGSHIM_ESELECT: a bad selection (flagshim_error names the device and
+ * why); FLAGSHIM_EDEVICE: type is not a device type. Since ABI 1.2.
+ */
+int flagshim_select_json(const char *type, const char *devices, char *out, int out_len);
 
 /*
  * flagshim_error writes the calling thread's last error message (the cause

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/drivers/musa"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/report"
 )
@@ -91,13 +93,13 @@ func TestCShared(t *testing.T) {
 	}
 
 	t.Run("codes", func(t *testing.T) {
-		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4 EHOOK=-5 EBACKEND=-6 ENVSHMEM=-7 EFORK=-8 ENODEV=-9"}, runCheck(t, check, noDrivers, "codes"),
+		assert.Equal(t, []string{"EINIT=-1 EINVAL=-2 EDEVICE=-3 ERANGE=-4 EHOOK=-5 EBACKEND=-6 ENVSHMEM=-7 EFORK=-8 ENODEV=-9 ESELECT=-10"}, runCheck(t, check, noDrivers, "codes"),
 			"the codes documented in flagshim.h and doc.go")
 	})
 
 	t.Run("abi version", func(t *testing.T) {
-		assert.Equal(t, []string{"abi=10001 header=10001 major=1 minor=1"}, runCheck(t, check, noDrivers, "abi"),
-			"flagshim_abi_version is the header's FLAGSHIM_ABI_VERSION, major*10000 + minor: 1.1")
+		assert.Equal(t, []string{"abi=10002 header=10002 major=1 minor=2"}, runCheck(t, check, noDrivers, "abi"),
+			"flagshim_abi_version is the header's FLAGSHIM_ABI_VERSION, major*10000 + minor: 1.2")
 	})
 
 	// A host forks from C after using the library: in the child every entry
@@ -112,7 +114,7 @@ func TestCShared(t *testing.T) {
 			child, parent := got[1], got[2:]
 			assert.Equal(t, []string{"child=exit:0", "parent: rc=5 out=cpu:0"}, parent, "%s then fork", before)
 			for _, want := range []string{"resolve=-8 out=empty canary=ok", "alias=-8", "info=-8", "loaded=-8 names=empty",
-				"unloading=-8", "attach=-8", "init=-8", "record=-8 rec=empty", "mem=-8 memout=untouched", "ready=-8", "abi=10001", "errlen=ok", "cut=7/ok",
+				"unloading=-8", "attach=-8", "init=-8", "record=-8 rec=empty", "mem=-8 memout=untouched", "ready=-8", "select=-8", "abi=10002", "errlen=ok", "cut=7/ok",
 				"error=FLAGSHIM_EFORK", "child of a fork"} {
 				assert.Contains(t, child, want, "%s then fork", before)
 			}
@@ -217,6 +219,18 @@ func TestCShared(t *testing.T) {
 			"FLAGOS_LIBMTML_PATH=" + mtml, "FAKE_MTML_COUNT=2", "FAKE_LOG=" + log}
 		assert.Equal(t, []string{"alias=1", "rc=8 out=flagos:1 canary=ok"}, runCheck(t, check, env, "alias", "64/cuda:1"),
 			"MTML's two devices make cuda mean flagos")
+		// flagshim_select_json: cuda means flagos, which routes to musa:
+		// MUSA's variable, in the form MUSA documents.
+		got := runCheck(t, check, env, "select=cuda/1,00000000-aaaa", "select=musa/7", "select=cuda:1/0")
+		require.Len(t, got, 3)
+		var sel report.Selection
+		require.True(t, strings.HasPrefix(got[0], "select="), got[0])
+		require.NoError(t, json.Unmarshal([]byte(got[0][strings.Index(got[0], "json=")+5:]), &sel), got[0])
+		assert.Equal(t, map[string]string{"MUSA_VISIBLE_DEVICES": "1,0"}, sel.Env)
+		assert.Equal(t, "musa", sel.Type)
+		assert.Equal(t, "1", sel.Devices[0].Spec)
+		assert.Contains(t, got[1], "select=-10 error=flagshim_select_json: visible: bad selection: index 7 is out of range")
+		assert.Contains(t, got[2], "select=-3 error=", "cuda:1 is no type")
 		_, err := os.Stat(log)
 		assert.ErrorIs(t, err, os.ErrNotExist, "libmusa was found and checked, never loaded: none of its code ran in the host")
 		assert.Equal(t, []string{"alias=1"}, runCheck(t, check, append(env, "FLAGOS_PROBE=exact"), "alias"))
@@ -280,11 +294,17 @@ func buildCheck(t *testing.T) string {
 	return check
 }
 
-// buildFake builds the fake lib<vendor>.so.1 of drivers/<vendor>/testdata
-// and returns its path.
-func buildFake(t *testing.T, vendor string) string {
+// buildFake builds the fake of a vendor ("cuda", "musa") or management
+// library ("mtml") into a private folder and returns its path.
+func buildFake(t *testing.T, name string) string {
 	t.Helper()
-	return drivertest.BuildFake(t, vendor, dltest.PrivateDir(t))
+	switch name {
+	case "cuda":
+		return vendorstest.Driver(t, cuda.Vendor(), dltest.PrivateDir(t))
+	case "musa":
+		return vendorstest.Driver(t, musa.Vendor(), dltest.PrivateDir(t))
+	}
+	return vendorstest.Management(t, name, dltest.PrivateDir(t))
 }
 
 // runCheck runs check with args in an environment scrubbed of flagshim's

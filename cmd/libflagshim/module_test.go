@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/plugins/nvshmem"
@@ -210,7 +211,7 @@ func TestNVSHMEMHook(t *testing.T) {
 			t.Skip("no C compiler (go env CC) to build the fakes")
 		}
 		dir := dltest.PrivateDir(t)
-		cuda := drivertest.BuildFake(t, "cuda", dir)
+		cuda := vendorstest.Driver(t, cuda.Vendor(), dir)
 		nvs := filepath.Join(dir, "libnvshmem_host.so.3")
 		dltest.BuildLib(t, nvs, "libnvshmem_host.so.3", []string{dltest.Abs(t, "../../plugins/nvshmem/testdata/fake_nvshmem.c")},
 			"-Wl,--no-as-needed", "-L"+dir, "-l:libcuda.so.1", "-Wl,-rpath,"+dir)

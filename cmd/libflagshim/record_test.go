@@ -3,13 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
@@ -24,8 +25,8 @@ func fakeGPUs(t *testing.T, extra ...string) []string {
 		tr.File(d+"vendor", "0x10de\n").File(d+"device", "0x2330\n").File(d+"class", "0x030200\n").File(d+"numa_node", "0\n")
 	}
 	return append([]string{
-		"FLAGOS_LIBCUDA_PATH=" + drivertest.BuildFake(t, "cuda", dir),
-		"FLAGOS_LIBNVML_PATH=" + drivertest.BuildFake(t, "nvml", dir),
+		"FLAGOS_LIBCUDA_PATH=" + vendorstest.Driver(t, cuda.Vendor(), dir),
+		"FLAGOS_LIBNVML_PATH=" + vendorstest.Management(t, "nvml", dir),
 		"FLAGOS_LIBMUSA_PATH=/nonexistent/libmusa.so.1", "FLAGOS_LIBHIP_PATH=/nonexistent/libamdhip64.so.6",
 		"FLAGOS_TEST_ROOT=" + tr.Root,
 		"FAKE_NVML_NAMES=Fake H100,Fake H100", "FAKE_CUDA_DEVICE_NAMES=Fake H100,Fake H100",

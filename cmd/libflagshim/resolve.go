@@ -29,6 +29,7 @@ const (
 	failBackend         // FLAGSHIM_EBACKEND
 	failNVSHMEM         // FLAGSHIM_ENVSHMEM
 	failNoDev           // FLAGSHIM_ENODEV
+	failSelect          // FLAGSHIM_ESELECT
 )
 
 // initHost runs flagshim.Init as a shared library inside another program

@@ -42,8 +42,8 @@ func (s *Suite) benchBackend(b *testing.B) (*driver.Backend, string) {
 			return
 		}
 		bench.dir = dir
-		bench.path = filepath.Join(dir, FakeSoname(s.Fake))
-		buildFakeAt(b, s.Fake, bench.path)
+		bench.path = filepath.Join(dir, s.soname())
+		s.buildAt(b, bench.path)
 		lib := s.Vendor.Library
 		lib.Dirs = nil
 		env := s.Vendor.Library.EnvVar

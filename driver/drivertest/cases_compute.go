@@ -31,24 +31,10 @@ function nop8 nop ptr ptr u32 u32 u64 u64 f32 f64
 function boom fail
 `
 
-func init() {
-	cases = append(cases,
-		fakeCase{name: "modules", skip: lacksModules, setup: withOverride(nil), check: moduleRoundTrip},
-		fakeCase{name: "modules_without_ex", skip: func(s *Suite) string {
-			if why := lacksModules(s); why != "" {
-				return why
-			}
-			return oneLoader(s)
-		}, setup: withOverride([]string{"-DFAKE_NO_LOAD_DATA_EX"}, "DRIVERTEST_NO_EX=1"), check: moduleRoundTrip},
-		fakeCase{name: "modules_not_supported", setup: withOverride([]string{"-DFAKE_NO_MODULES"}), check: noModules},
-		fakeCase{name: "memory", setup: withOverride(nil, "FAKE_TOTAL_MEM=1073741824"), check: memory},
-	)
-}
-
 // oneLoader skips the case of a library without the Ex loader for a vendor
 // that binds only one.
 func oneLoader(s *Suite) string {
-	if len(s.syms(driver.OpModuleLoadDataEx)) > 0 {
+	if s.binds(driver.OpModuleLoadDataEx) && s.binds(driver.OpModuleLoadData) {
 		return ""
 	}
 	return fmt.Sprintf("%s has one module loader (%s), no Ex form to go without", s.typ(), s.sym(driver.OpModuleLoadData))
@@ -355,7 +341,7 @@ func memory(t *testing.T, s *Suite, b *driver.Backend) {
 	}
 
 	_, err = b.Alloc(0, total)
-	assert.ErrorIs(t, err, device.ErrOutOfMemory)
+	onlyKind(t, err, device.ErrOutOfMemory, "an allocation past the device's free memory")
 	var e *clib.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, s.Vendor.ResultName(s.code(2)), e.Name)
@@ -366,6 +352,14 @@ func memory(t *testing.T, s *Suite, b *driver.Backend) {
 		free2, _, err := b.MemInfo(0)
 		require.NoError(t, err)
 		assert.Equal(t, free0, free2, "Free gives it back")
+	}
+	// A copy to an address no allocation holds: the driver's invalid value
+	// (the fake's 1), that alone.
+	err = b.CopyHtoD(0, device.Ptr(16), []byte{1})
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, s.code(1), e.Code)
+	if _, ok := s.Vendor.Results[s.code(1)]; ok {
+		onlyKind(t, err, device.ErrInvalidValue, "a copy to memory no allocation holds")
 	}
 	_, err = b.Alloc(2, 8)
 	assert.ErrorIs(t, err, device.ErrInvalidIndex)

@@ -15,14 +15,6 @@ import (
 	"github.com/flagos-ai/flagshim/driver"
 )
 
-func init() {
-	cases = append(cases,
-		fakeCase{name: "graphs", skip: lacksGraphs, setup: withOverride(nil), check: graphs},
-		fakeCase{name: "graphs_not_supported", skip: lacksStreamsForGraphs, setup: withOverride([]string{"-DFAKE_NO_GRAPHS"}), check: noGraphs},
-		fakeCase{name: "graphs_bare_capture", skip: bareCaptureSkip, setup: withOverride([]string{"-DFAKE_CAPTURE_BARE"}), check: bareCapture},
-	)
-}
-
 // GraphBackend is what GraphReplay needs of a backend: the vendor's, or
 // flagos (or the cuda alias) routing to it.
 type GraphBackend interface {
@@ -266,7 +258,7 @@ func noGraphs(t *testing.T, s *Suite, b *driver.Backend) {
 	defer st.Destroy()
 	err = g.BeginCapture(st)
 	assert.ErrorIs(t, err, device.ErrNotSupported)
-	assert.ErrorContains(t, err, s.opName(driver.OpStreamBeginCapture))
+	assert.ErrorContains(t, err, s.sym(driver.OpStreamBeginCapture))
 	assert.ErrorContains(t, err, "needed for graphs")
 	_, err = g.EndCapture(st)
 	assert.ErrorIs(t, err, device.ErrNotSupported)
@@ -279,28 +271,10 @@ func noGraphs(t *testing.T, s *Suite, b *driver.Backend) {
 	require.NoError(t, st.Synchronize())
 }
 
-// lacksGraphs: a vendor that binds no graph functions has no graphs to
-// replay (graphs_not_supported still proves it says so).
-func lacksGraphs(s *Suite) string {
-	if len(s.Vendor.Symbols[driver.OpStreamBeginCapture]) == 0 {
-		return "the vendor binds no stream capture (no graphs): graphs_not_supported covers it"
-	}
-	return ""
-}
-
-// lacksStreamsForGraphs: the not-supported case needs streams and modules
-// to show the rest still works.
-func lacksStreamsForGraphs(s *Suite) string {
-	if len(s.Vendor.Symbols[driver.OpStreamCreate]) == 0 || len(s.Vendor.Symbols[driver.OpModuleLoadData]) == 0 {
-		return "the vendor binds no streams or modules: nothing to show beside the missing graphs"
-	}
-	return ""
-}
-
 // bareCaptureSkip: the case is about a CUDA-shaped API, whose capture has a
 // versioned name.
 func bareCaptureSkip(s *Suite) string {
-	if len(s.Vendor.Symbols[driver.OpStreamBeginCapture]) == 0 || !strings.HasSuffix(s.sym(driver.OpStreamBeginCapture), "_v2") {
+	if !strings.HasSuffix(s.sym(driver.OpStreamBeginCapture), "_v2") {
 		return "the vendor's capture has one name: no versioned export to do without"
 	}
 	return ""

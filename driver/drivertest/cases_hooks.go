@@ -16,22 +16,6 @@ import (
 	"github.com/flagos-ai/flagshim/hooks"
 )
 
-func init() {
-	cases = append(cases,
-		fakeCase{name: "hooks_scope", skip: lacksModules, setup: withOverride(nil), check: hookScope},
-		fakeCase{name: "hooks_failure", skip: lacksModules, setup: withOverride(nil), check: hookFailure},
-		fakeCase{name: "hooks_remove", skip: lacksModules, setup: withOverride(nil), check: hookRemove},
-		fakeCase{name: "hooks_parallel", skip: lacksModules, setup: withOverride(nil), check: hookParallel},
-		fakeCase{name: "unavailable_note", setup: func(t *testing.T, s *Suite) []string {
-			if _, stub := s.stubCode(); stub {
-				return withOverride(nil, "FAKE_STUB=1")(t, s)
-			}
-			code, _ := s.unavailableCode()
-			return withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", code))(t, s)
-		}, check: unavailableNote},
-	)
-}
-
 // events records hook calls.
 type events struct {
 	mu sync.Mutex
@@ -282,6 +266,15 @@ func hookParallel(t *testing.T, s *Suite, _ *driver.Backend) {
 	assert.Equal(t, []string{"base"}, hs.Names())
 	assert.Zero(t, counter(t, "fake_live_modules")())
 	assert.Zero(t, counter(t, "fake_live_allocs")())
+}
+
+// unavailableSetup makes the backend unusable as unavailableCode says.
+func unavailableSetup(t *testing.T, s *Suite) []string {
+	if _, stub := s.stubCode(); stub {
+		return withOverride(nil, "FAKE_STUB=1")(t, s)
+	}
+	code, _ := s.unavailableCode()
+	return withOverride(nil, fmt.Sprintf("FAKE_INIT_RESULT=%d", code))(t, s)
 }
 
 // unavailableCode is how the unavailable_note case makes the backend

@@ -17,29 +17,23 @@ function echo3 echo ptr u64 u64
 function echo4 echo ptr f32 u32 u64
 `
 
-func init() {
-	cases = append(cases,
-		fakeCase{name: "launch_checked", skip: lacksParamInfo, setup: withOverride(nil), check: launchChecked},
-		fakeCase{name: "launch_unchecked_reads_zeros", skip: noKernels, setup: func(t *testing.T, s *Suite) []string {
-			var defines []string
-			if lacksParamInfo(s) == "" {
-				defines = []string{"-DFAKE_NO_PARAM_INFO"} // a driver too old to tell
-			}
-			return withOverride(defines)(t, s)
-		}, check: launchUncheckedReadsZeros},
-	)
-}
-
 // lacksParamInfo says why a vendor's launches are never checked: it binds
 // no function that tells a kernel's parameters.
 func lacksParamInfo(s *Suite) string {
-	if why := lacksModules(s); why != "" {
-		return why
-	}
-	if len(s.Vendor.Symbols[driver.OpFuncGetParamInfo]) == 0 {
+	if !s.binds(driver.OpFuncGetParamInfo) {
 		return "the vendor binds no function that tells a kernel's parameters (OpFuncGetParamInfo)"
 	}
 	return ""
+}
+
+// launchUncheckedSetup builds the fake without the parameter query where
+// the vendor binds one (a driver too old to tell).
+func launchUncheckedSetup(t *testing.T, s *Suite) []string {
+	var defines []string
+	if lacksParamInfo(s) == "" {
+		defines = []string{"-DFAKE_NO_PARAM_INFO"}
+	}
+	return withOverride(defines)(t, s)
 }
 
 func echoModule(t *testing.T, b *driver.Backend) (device.LoadedModule, device.Ptr) {

@@ -17,13 +17,6 @@ import (
 // Library.Nodes: a searched library whose device nodes are all missing is
 // found and checked but never loaded; a node that is there, or an
 // override, loads it as usual.
-func init() {
-	cases = append(cases,
-		fakeCase{name: "device_node_missing", setup: nodes(false, false), check: nodeMissing},
-		fakeCase{name: "device_node_present", setup: nodes(true, false), check: nodeLoads},
-		fakeCase{name: "device_node_missing_override", setup: nodes(false, true), check: nodeLoads},
-	)
-}
 
 // nodes builds the fake where the search finds it (LD_LIBRARY_PATH, or the
 // override) and names two device nodes in a private folder: neither exists,

@@ -36,16 +36,12 @@ const (
 	recordRootEnv = "DRIVERTEST_RECORD_ROOT" // the sysfs tree of record_tiers
 )
 
-func init() {
-	cases = append(cases,
-		fakeCase{name: "record_exact", setup: withOverride(nil, "FAKE_DEVICE_NAMES=Rec GPU 0,Rec GPU 1"), check: recordExact},
-		fakeCase{name: "record_tiers", skip: func(s *Suite) string {
-			if s.Presence == nil {
-				return fmt.Sprintf("the %s suite gives no Presence (its presence tier on a fake told the driver fake's devices): its exact and presence records are not compared", s.typ())
-			}
-			return ""
-		}, setup: recordTiersSetup, check: recordTiers},
-	)
+// noRecordPresence skips record_tiers for a suite without Presence.
+func noRecordPresence(s *Suite) string {
+	if s.Presence == nil {
+		return fmt.Sprintf("the %s suite gives no Presence (its presence tier on a fake told the driver fake's devices): its exact and presence records are not compared", s.typ())
+	}
+	return ""
 }
 
 // recordOptions are the options both tiers' backends get: the tree, and

@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -13,20 +14,13 @@ import (
 
 // The cases of streams, events and pinned host memory.
 
-func init() {
-	cases = append(cases,
-		fakeCase{name: "streams", setup: withOverride(nil), check: streams},
-		fakeCase{name: "streams_not_supported", setup: withOverride([]string{"-DFAKE_NO_STREAMS"}), check: noStreams},
-	)
-}
-
 // streams: a stream's copies and launch between two events, waits, and
 // what a released stream, event or pinned buffer answers. A vendor without
 // a module loader runs streamsWithoutModules; one without launches or
 // asynchronous copies has the case check that they are not supported and
 // copy synchronously instead.
 func streams(t *testing.T, s *Suite, b *driver.Backend) {
-	if lacksModules(s) != "" {
+	if !s.supports("modules") {
 		streamsWithoutModules(t, s, b)
 		return
 	}
@@ -172,12 +166,12 @@ func noStreams(t *testing.T, s *Suite, b *driver.Backend) {
 	_, err = b.AllocHost(0, 8)
 	assert.ErrorIs(t, err, device.ErrNotSupported)
 	// The rest still works.
-	if lacksModules(s) == "" {
+	if s.supports("modules", "device memory") {
 		lm, err := b.LoadModule(0, []byte(AddImage), "x")
 		require.NoError(t, err)
 		s.roundTrip(t, b, lm, 0, 10)
 		require.NoError(t, lm.Unload())
-	} else {
+	} else if s.supports("device memory") {
 		p, err := b.Alloc(0, 4)
 		require.NoError(t, err)
 		require.NoError(t, b.CopyHtoD(0, p, []byte{1, 2, 3, 4}))
@@ -185,6 +179,8 @@ func noStreams(t *testing.T, s *Suite, b *driver.Backend) {
 		require.NoError(t, b.CopyDtoH(0, got, p))
 		assert.Equal(t, []byte{1, 2, 3, 4}, got)
 		require.NoError(t, b.Free(0, p))
+	} else {
+		require.NoError(t, b.Synchronize(0))
 	}
 	assert.Contains(t, b.Describe().Extra, "missing.streams")
 }
@@ -271,4 +267,105 @@ func streamsWithoutModules(t *testing.T, s *Suite, b *driver.Backend) {
 	assert.Zero(t, liveStreams())
 	_, err = b.NewStream(9)
 	assert.ErrorIs(t, err, device.ErrInvalidIndex)
+}
+
+// streamWait: a wait orders work, judged by its effect. Work is queued on
+// stream a (a copy of a pattern into x, or a kernel adding 1 to each
+// counter of x, whichever the vendor has), an event is recorded after it,
+// stream w waits for the event and queues work that reads x (a copy of x
+// to the host, or the kernel again); only w is synchronized. w's work must
+// see a's result, and the event must have completed. The fake runs a
+// stream's work only when something waits for it: a wait that does
+// nothing leaves a's work queued, and w reads what x held before.
+func streamWait(t *testing.T, s *Suite, b *driver.Backend) {
+	const dev, n = 1, 256
+	a, err := b.NewStream(dev)
+	require.NoError(t, err)
+	defer a.Destroy()
+	w, err := b.NewStream(dev)
+	require.NoError(t, err)
+	defer w.Destroy()
+	ev, err := b.NewEvent(dev)
+	require.NoError(t, err)
+	defer ev.Destroy()
+	if !s.binds(driver.OpStreamWaitEvent) {
+		assert.ErrorIs(t, w.Wait(ev), device.ErrNotSupported, "the vendor binds no stream wait")
+		return
+	}
+	pending := counter(t, "fake_pending_events")
+	x, err := b.Alloc(dev, 4*n)
+	require.NoError(t, err)
+	defer b.Free(dev, x)
+	require.NoError(t, b.CopyHtoD(dev, x, make([]byte, 4*n)))
+
+	pinned := s.supports("pinned host memory")
+	var inc device.Function
+	if s.launches() {
+		m, err := b.LoadModule(dev, []byte(AddImage), "wait")
+		require.NoError(t, err)
+		defer m.Unload()
+		inc, err = m.Function("inc")
+		require.NoError(t, err)
+	}
+	launchInc := func(st device.Stream) error {
+		return st.Launch(inc, [3]uint32{1, 1, 1}, [3]uint32{n, 1, 1}, 0, x, uint32(n))
+	}
+
+	// a's work: x = 7, 8, 9, ... or x = 1, 1, 1, ...
+	var want func(i int) uint32
+	switch {
+	case pinned && s.binds(driver.OpMemcpyHtoDAsync):
+		in, err := b.AllocHost(dev, 4*n)
+		require.NoError(t, err)
+		defer in.Free()
+		putCounters(in.Bytes(), func(i int) uint32 { return uint32(i + 7) })
+		require.NoError(t, a.CopyHtoD(x, in.Bytes()))
+		want = func(i int) uint32 { return uint32(i + 7) }
+	case inc != nil:
+		require.NoError(t, launchInc(a))
+		want = func(int) uint32 { return 1 }
+	}
+	require.NoError(t, a.Record(ev))
+	assert.Equal(t, 1, pending(), "the event is behind a's queued work")
+	require.NoError(t, w.Wait(ev))
+
+	// w's work reads x: a copy to the host, or the kernel again.
+	var out device.HostBuffer
+	switch {
+	case want == nil:
+	case pinned && s.binds(driver.OpMemcpyDtoHAsync):
+		out, err = b.AllocHost(dev, 4*n)
+		require.NoError(t, err)
+		defer out.Free()
+		require.NoError(t, w.CopyDtoH(out.Bytes(), x))
+	case inc != nil:
+		require.NoError(t, launchInc(w))
+		prev := want
+		want = func(i int) uint32 { return prev(i) + 1 }
+	default:
+		want = nil // nothing on w can read x: the event alone tells
+	}
+	require.NoError(t, w.Synchronize())
+	assert.Zero(t, pending(), "w waited for the event: a's work before it has run")
+	if want == nil {
+		return
+	}
+	got := make([]byte, 4*n)
+	if out != nil {
+		copy(got, out.Bytes())
+	} else {
+		require.NoError(t, b.CopyDtoH(dev, got, x))
+	}
+	for i := range n {
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want(i) {
+			t.Fatalf("after w waited for a's event, w's work saw x[%d] = %d, want %d: the wait did not order a's work before w's", i, v, want(i))
+		}
+	}
+}
+
+// putCounters writes f(i) into each 32-bit counter of b, little-endian.
+func putCounters(b []byte, f func(i int) uint32) {
+	for i := 0; i+4 <= len(b); i += 4 {
+		binary.LittleEndian.PutUint32(b[i:], f(i/4))
+	}
 }

@@ -1,88 +1,107 @@
 package drivertest
 
 import (
+	"embed"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
-// root is the module's root folder, wherever the calling test runs from.
-func root(tb testing.TB) string {
-	tb.Helper()
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("drivertest: cannot locate the module's sources")
-	}
-	return filepath.Join(filepath.Dir(self), "..", "..")
-}
+// csrc are the kit's C sources, embedded: a test binary built with
+// -trimpath, or run from a module cache's copy of a vendor package, builds
+// its fakes from these bytes, never from a path beside the kit's Go source.
+//
+//go:embed testdata/fake_common.h testdata/fake_ops.h testdata/fake_cufamily.c testdata/fake_hipfamily.c
+var csrc embed.FS
 
-// Include is the folder of the kit's C sources: fake_common.h (the shared
-// fake driver: devices, contexts, memory, modules, the FAKE_* knobs),
-// fake_cufamily.c (a CUDA-shaped driver API under any prefix) and
-// fake_env.h. A vendor's own fake includes them with -I Include(tb).
+// Include is the folder of the kit's C sources, written out from the
+// copies embedded in the kit (see dltest.Sources): fake_common.h (the
+// shared fake driver: devices, contexts, memory, modules, streams, the
+// FAKE_* knobs), fake_ops.h (the second group's behaviour: memsets, value
+// waits, queries, host functions, IPC; included at fake_common.h's end),
+// fake_cufamily.c (a CUDA-shaped driver API under any
+// prefix: cu, mu, acme...) and fake_hipfamily.c (a HIP-shaped runtime API
+// under any prefix: hip, tops, mc). A vendor's fake includes one of them;
+// Suite.Build passes -I Include(tb).
 func Include(tb testing.TB) string {
 	tb.Helper()
-	return filepath.Join(root(tb), "driver", "drivertest", "testdata")
+	sub, err := fs.Sub(csrc, "testdata")
+	require.NoError(tb, err)
+	return dltest.Sources(tb, sub)
 }
 
-// fake is how one vendor's fake library is built.
-type fake struct {
-	src     string   // relative to the module root
-	defines []string // -D flags
-	soname  string
-}
-
-var fakes = map[string]fake{
-	"cuda": {src: "driver/drivertest/testdata/fake_cufamily.c", soname: "libcuda.so.1"},
-	"musa": {src: "driver/drivertest/testdata/fake_cufamily.c", defines: []string{"-DFAKE_MU"}, soname: "libmusa.so.1"},
-	"hip":  {src: "drivers/hip/testdata/fake_libamdhip64.c", soname: "libamdhip64.so.6"},
-	"maca": {src: "drivers/maca/testdata/fake_libmcruntime.c", soname: "libmcruntime.so"},
-	// The management libraries of the presence tier (each vendor's testdata).
-	"nvml": {src: "drivers/cuda/testdata/fake_nvml.c", soname: "libnvidia-ml.so.1"},
-	"mtml": {src: "drivers/musa/testdata/fake_mtml.c", soname: "libmtml.so"},
-}
-
-// FakeSoname is the file name the fake of vendor is built as.
-func FakeSoname(vendor string) string { return fakes[vendor].soname }
-
-// buildFakeAt compiles vendor's fake as out with extra -D flags. It skips
-// the test, saying why, where no C compiler is installed.
-func buildFakeAt(tb testing.TB, vendor, out string, defines ...string) {
+// source is the vendor's fake: FakeSource, else the conventional
+// testdata/fake_<Library.Name>.c of the test's package, as an absolute
+// path (a relative one is taken from the test's working folder, its
+// package's folder: the parent's, never a child's).
+func (s *Suite) source(tb testing.TB) string {
 	tb.Helper()
-	f, ok := fakes[vendor]
-	if !ok {
-		tb.Fatalf("drivertest: no fake for %q", vendor)
+	src := s.FakeSource
+	if src == "" {
+		src = filepath.Join("testdata", "fake_"+s.Vendor.Library.Name+".c")
 	}
-	r := root(tb)
-	src := filepath.Join(r, f.src)
+	if !filepath.IsAbs(src) {
+		src = dltest.Abs(tb, src)
+	}
 	if _, err := os.Stat(src); err != nil {
-		tb.Skipf("the fake's source %s is not here (a test binary run outside its module): %v", src, err)
+		tb.Fatalf("drivertest: %s's fake library cannot be built: %v (Suite.FakeSource names the vendor's C fake; "+
+			"relative paths are taken from the test's package folder, the default is testdata/fake_%s.c)", s.typ(), err, s.Vendor.Library.Name)
 	}
-	flags := append([]string{"-I" + Include(tb)}, f.defines...)
-	dltest.BuildLib(tb, out, f.soname, []string{src}, append(flags, defines...)...)
+	return src
 }
 
-// BuildFake builds the fake library of vendor ("cuda", "musa", "hip", "maca", or a
-// management library: "nvml", "mtml") into
-// dir, which must not be writable by others, under its real soname, and
-// returns its path. It skips the test, saying why, where no C compiler is
-// installed.
-func BuildFake(tb testing.TB, vendor, dir string, defines ...string) string {
+// soname is the file the fake is built as: FakeSoname, else the vendor's
+// first soname.
+func (s *Suite) soname() string {
+	if s.FakeSoname != "" {
+		return s.FakeSoname
+	}
+	return s.Vendor.Library.Sonames[0]
+}
+
+// Build compiles the fake (with FakeDefines and defines) into a fresh
+// private folder, under its soname, and returns its absolute path.
+func (s *Suite) Build(tb testing.TB, defines ...string) string {
 	tb.Helper()
-	out := filepath.Join(dir, FakeSoname(vendor))
-	buildFakeAt(tb, vendor, out, defines...)
+	dir := filepath.Join(dltest.PrivateDir(tb), "lib")
+	require.NoError(tb, os.MkdirAll(dir, 0o755))
+	return s.BuildIn(tb, dir, defines...)
+}
+
+// BuildIn is Build into dir, which others must not be able to write.
+func (s *Suite) BuildIn(tb testing.TB, dir string, defines ...string) string {
+	tb.Helper()
+	out := filepath.Join(dir, s.soname())
+	s.buildAt(tb, out, defines...)
 	return out
 }
 
-// FakeSources lists the files vendor's fake is built from (its C source and
-// the shared headers), as absolute paths, for tests that cache built fakes
-// by their sources' hash.
-func FakeSources(tb testing.TB, vendor string) []string {
+// Sources are the files the fake is built from (its C source and the
+// kit's), for tests that cache built fakes by their sources' hash.
+func (s *Suite) Sources(tb testing.TB) []string {
 	tb.Helper()
-	r := root(tb)
-	td := filepath.Join(r, "driver", "drivertest", "testdata")
-	return []string{filepath.Join(r, fakes[vendor].src), filepath.Join(td, "fake_common.h"), filepath.Join(td, "fake_ops.h")}
+	inc := Include(tb)
+	out := []string{s.source(tb)}
+	ents, err := fs.ReadDir(csrc, "testdata")
+	require.NoError(tb, err)
+	for _, e := range ents {
+		out = append(out, filepath.Join(inc, e.Name()))
+	}
+	return out
+}
+
+// buildAt compiles the fake as out. A missing C compiler fails tb: the
+// kit cannot prove anything without its fake.
+func (s *Suite) buildAt(tb testing.TB, out string, defines ...string) {
+	tb.Helper()
+	if dltest.CC() == "" {
+		tb.Fatal("drivertest: no C compiler (go env CC) to build the fake library: the conformance kit cannot run; install one (gcc or clang)")
+	}
+	flags := append([]string{"-I" + Include(tb)}, s.FakeDefines...)
+	dltest.BuildLib(tb, out, s.soname(), []string{s.source(tb)}, append(flags, defines...)...)
 }

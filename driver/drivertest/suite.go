@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,16 +19,20 @@ import (
 // Suite is one vendor package under test.
 type Suite struct {
 	Vendor *driver.Vendor // the package's description
-	// Fake names one of flagshim's own fakes to build ("cuda", "musa",
-	// "hip"); a vendor of another module gives FakeSource instead.
-	Fake string
-	// FakeSource is the absolute path of the vendor's own fake, a C file
-	// with the vendor's real API names and signatures, whose behaviour
-	// follows the knobs of Include's fake_common.h (FAKE_DEVICE_COUNT,
-	// FAKE_INIT_RESULT, ...); FakeSoname is the file it is built as and
-	// FakeDefines its -D flags. The CUDA-shaped driver APIs can reuse
-	// Include's fake_cufamily.c with -DFAKE_PREFIX=<prefix>
-	// -DFAKE_ERR_PREFIX=\"<PREFIX_>\" (examples/acme does).
+	// NewBackend is the package's own constructor (cuda.New), which must
+	// make a backend of Vendor and open nothing; nil is driver.New.
+	NewBackend func(...driver.Option) *driver.Backend
+	// FakeSource is the vendor's fake library: a C file with the vendor's
+	// real API names and signatures, whose behaviour follows the knobs of
+	// the kit's fake_common.h (FAKE_DEVICE_COUNT, FAKE_INIT_RESULT, ...).
+	// A relative path is taken from the test's package folder; "" is the
+	// package's testdata/fake_<Library.Name>.c. A CUDA-shaped driver API
+	// includes the kit's fake_cufamily.c under its prefix, a HIP-shaped
+	// runtime API fake_hipfamily.c (see Include); drivers/hip,
+	// drivers/musa and examples/acme show each. FakeSoname is the file it
+	// is built as ("" is the vendor's first soname) and FakeDefines its
+	// -D flags. Every vendor, flagshim's own and those of other modules,
+	// names its fake this way.
 	FakeSource  string
 	FakeSoname  string
 	FakeDefines []string
@@ -50,7 +53,7 @@ type Suite struct {
 	// them into its API's own (AscendCL's aclError: 2 is 207001); a code
 	// it lacks is the same number in both. The cases set the FAKE_*_RESULT
 	// knobs and read the errors through it. nil: the vendor's codes are
-	// CUDA's (CUDA, MUSA, HIP).
+	// CUDA's numbers.
 	Codes map[int]int
 	// SharedName says the library names the platform rather than each
 	// device (its name function takes no device: AscendCL's
@@ -130,71 +133,6 @@ func (s *Suite) checkVersionString(t *testing.T, v string) {
 	assert.Equal(t, fmt.Sprintf("%d.%d", s.Version[0], s.Version[1]), v)
 }
 
-// binds reports whether the vendor names a function for every one of ops:
-// what a case may expect of a full fake.
-func (s *Suite) binds(ops ...driver.Op) bool {
-	for _, op := range ops {
-		if len(s.Vendor.Symbols[op]) == 0 && s.Vendor.Adapters[op] == nil {
-			return false
-		}
-	}
-	return true
-}
-
-// launches reports whether the vendor binds kernel launches
-// (OpLaunchKernel). A vendor whose launch model has no mapping from CUDA's
-// grid and block binds none: its Launch reports device.ErrNotSupported,
-// and the cases check that instead of running kernels.
-func (s *Suite) launches() bool { return len(s.Vendor.Symbols[driver.OpLaunchKernel]) > 0 }
-
-// noLaunches skips a case that only runs kernels, for a vendor without
-// launches.
-func noLaunches(s *Suite) string {
-	if s.launches() {
-		return ""
-	}
-	return fmt.Sprintf("%s binds no kernel launch (OpLaunchKernel): its Launch reports device.ErrNotSupported", s.typ())
-}
-
-// code is the vendor's code for fake_common.h's code c (Codes).
-func (s *Suite) code(c int) int {
-	if v, ok := s.Codes[c]; ok {
-		return v
-	}
-	return c
-}
-
-// deviceName is the name device i has when the fake names its devices
-// names (FAKE_DEVICE_NAMES): its own, or the first for a SharedName vendor.
-func (s *Suite) deviceName(names []string, i int) string {
-	if s.SharedName {
-		return names[0]
-	}
-	return names[i]
-}
-
-// noKernels skips a case that loads and runs a kernel, for a vendor
-// without modules or without launches.
-func noKernels(s *Suite) string {
-	if why := lacksModules(s); why != "" {
-		return why
-	}
-	return noLaunches(s)
-}
-
-// lacksModules says why the module cases cannot apply: the vendor binds no
-// module functions ("" when it does).
-func lacksModules(s *Suite) string {
-	if len(s.Vendor.Symbols[driver.OpModuleGetFunction]) == 0 {
-		return fmt.Sprintf("%s binds no module functions (OpModuleGetFunction): modules, launches and module hooks are not supported", s.typ())
-	}
-	return ""
-}
-
-// hasErrorString reports whether the vendor binds a function that
-// describes a code (OpErrorString); without one, errors carry no message.
-func (s *Suite) hasErrorString() bool { return len(s.Vendor.Symbols[driver.OpErrorString]) > 0 }
-
 // Test runs the suite from the package's top-level test: in the parent it
 // starts every case in a child process of that same test, in a child it runs
 // the case the environment names.
@@ -218,19 +156,6 @@ func (s *Suite) pciBusID(i int) string {
 	return fmt.Sprintf(f, 0x18+i)
 }
 
-// stubCode is the vendor's result code for a stub library (CUDA's 34), if
-// it has one.
-func (s *Suite) stubCode() (int, bool) {
-	for c, r := range s.Vendor.Results {
-		for _, e := range r.Is {
-			if e == driver.ErrStubLibrary {
-				return c, true
-			}
-		}
-	}
-	return 0, false
-}
-
 const (
 	caseEnv = "DRIVERTEST_CASE"
 	dirsEnv = "DRIVERTEST_DIRS"
@@ -244,48 +169,6 @@ const (
 	// machines that run these tests) does not keep its fake from loading.
 	nodesEnv = "DRIVERTEST_NODES"
 )
-
-// Build compiles the fake into a fresh private folder with the given -D
-// flags and returns its absolute path.
-func (s *Suite) Build(tb testing.TB, defines ...string) string {
-	tb.Helper()
-	dir := filepath.Join(dltest.PrivateDir(tb), "lib")
-	require.NoError(tb, os.MkdirAll(dir, 0o755))
-	if s.FakeSource == "" {
-		return BuildFake(tb, s.Fake, dir, defines...)
-	}
-	out := filepath.Join(dir, s.FakeSoname)
-	flags := append([]string{"-I" + Include(tb)}, s.FakeDefines...)
-	dltest.BuildLib(tb, out, s.FakeSoname, []string{s.FakeSource}, append(flags, defines...)...)
-	return out
-}
-
-// sym is the vendor's preferred name of op, or, where the vendor names no
-// function for it, the operation's own name, as the core's messages give
-// it ("OpModuleUnload").
-func (s *Suite) sym(op driver.Op) string {
-	if names := s.Vendor.Symbols[op]; len(names) > 0 {
-		return names[0]
-	}
-	return op.String()
-}
-
-// opName is how the core names op in its messages: the vendor's first
-// name, else the operation's own (OpStreamBeginCapture) where it binds none.
-func (s *Suite) opName(op driver.Op) string {
-	if names := s.Vendor.Symbols[op]; len(names) > 0 {
-		return names[0]
-	}
-	return op.String()
-}
-
-// syms are all the vendor's names of op.
-func (s *Suite) syms(op driver.Op) []string { return s.Vendor.Symbols[op] }
-
-func (s *Suite) envVar() string     { return s.Vendor.Library.EnvVar }
-func (s *Suite) visibleEnv() string { return s.Vendor.VisibleEnv[0] }
-func (s *Suite) lib() string        { return s.Vendor.Library.Name }
-func (s *Suite) typ() device.Type   { return s.Vendor.Type }
 
 // library is the vendor's search with the folders the parent chose: a child
 // never searches the system's folders.
@@ -314,30 +197,32 @@ func (s *Suite) New(opts ...driver.Option) *driver.Backend {
 	return driver.New(s.Vendor, append(base, opts...)...)
 }
 
-type fakeCase struct {
-	name string
-	// skip, when set, says why the case cannot apply to a vendor ("" when
-	// it does).
-	skip func(s *Suite) string
-	// setup builds what the case needs and returns the child's environment.
-	setup func(t *testing.T, s *Suite) []string
-	// check runs in the child.
-	check func(t *testing.T, s *Suite, b *driver.Backend)
-}
-
-// Run runs every case, each in its own child process.
+// Run runs every case: those that need no library in the test's own
+// process, the others each in a child process. A case that does not apply
+// to the vendor (a feature the core declares unsupported, a code the
+// vendor lacks) is skipped, saying why; one that applies but cannot run
+// (no C compiler, a fake that does not build) fails, saying why: the kit
+// never passes by running nothing.
 func (s *Suite) Run(t *testing.T) {
-	if dltest.CC() == "" {
-		t.Skip("no C compiler (go env CC) to build the fake driver library")
-	}
+	cc := dltest.CC()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if why := s.notApplicable(c.needs); why != "" {
+				t.Skip(why)
+			}
 			if c.skip != nil {
 				if why := c.skip(s); why != "" {
-					t.Skip(why)
+					t.Skip("does not apply: " + why)
 				}
 			}
 			t.Parallel()
+			if c.table != nil {
+				c.table(t, s)
+				return
+			}
+			if cc == "" {
+				t.Fatal("drivertest: no C compiler (go env CC) to build the fake library: this case cannot run; install one (gcc or clang)")
+			}
 			env := append(c.setup(t, s), caseEnv+"="+c.name)
 			if !hasKey(env, dirsEnv) {
 				env = append(env, dirsEnv+"="+dltest.PrivateDir(t))
@@ -367,7 +252,7 @@ func (s *Suite) ChildMain(t *testing.T) {
 	}
 	name := os.Getenv(caseEnv)
 	for _, c := range cases {
-		if c.name == name {
+		if c.name == name && c.check != nil {
 			c.check(t, s, s.New())
 			return
 		}
@@ -433,6 +318,3 @@ func count(lines []string, s string) int {
 	}
 	return n
 }
-
-// cases is every scenario; the files cases_*.go add to it.
-var cases []fakeCase

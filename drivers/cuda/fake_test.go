@@ -3,25 +3,18 @@ package cuda
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
 
 // suite runs the driver core's conformance cases against the fake
-// libcuda.so.1 (driver/drivertest/testdata), each in a child process.
-var suite = &drivertest.Suite{Vendor: Vendor(), Fake: "cuda", Version: [2]int{13, 0}, Presence: nvmlPresence}
+// libcuda.so.1 (testdata/fake_libcuda.c: the kit's fake_cufamily.c), each
+// in a child process.
+var suite = &drivertest.Suite{Vendor: Vendor(), NewBackend: New, Version: [2]int{13, 0}, Presence: nvmlPresence}
 
 func TestMain(m *testing.M) { drivertest.Main(m) }
 
 func TestFakes(t *testing.T) { suite.Test(t) }
-
-func TestNewDoesNoIO(t *testing.T) {
-	b := New()
-	assert.Equal(t, device.CUDA, b.Type())
-	assert.False(t, b.Loaded(), "New and Type open nothing")
-}
 
 func BenchmarkCurrent(b *testing.B)                    { suite.BenchCurrent(b) }
 func BenchmarkSetCurrent(b *testing.B)                 { suite.BenchSetCurrent(b) }

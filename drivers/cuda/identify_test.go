@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/tier/presence"
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
@@ -33,7 +32,7 @@ type identCase struct {
 	want    string // backend and device vendor, in the exact tier
 	facts   string // a fact the answer cites
 	// presence is the presence tier's answer, where the fake NVML
-	// look-alike names the devices "Fake NVIDIA GPU <i>" (a name that says
+	// look-alike names the devices "Fake NVIDIA GPU" (a name that says
 	// nothing) at the same bus ids; "" is want.
 	presence string
 }
@@ -73,11 +72,11 @@ func TestIdentify(t *testing.T) {
 			lib := filepath.Join(dir, "libcuda.so.1")
 			if c.realAs != "" {
 				real := filepath.Join(dir, c.realAs)
-				drivertest.BuildFake(t, "cuda", dir)
+				suite.BuildIn(t, dir)
 				require.NoError(t, os.Rename(lib, real))
 				require.NoError(t, os.Symlink(c.realAs, lib))
 			} else {
-				drivertest.BuildFake(t, "cuda", dir)
+				suite.BuildIn(t, dir)
 			}
 			nvmlDir := filepath.Join(base, "nvml")
 			require.NoError(t, os.MkdirAll(nvmlDir, 0o755))

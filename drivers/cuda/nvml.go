@@ -19,6 +19,20 @@ package cuda
 //	nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);  (then nvmlSystemGetCudaDriverVersion)
 //	nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 //
+// and, for MIG (Multi-Instance GPU; "For Ampere or newer fully supported
+// devices. Supported on Linux only"), optional as a set:
+//
+//	nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode);
+//	    NVML_DEVICE_MIG_DISABLE 0x0, NVML_DEVICE_MIG_ENABLE 0x1; NVML_ERROR_NOT_SUPPORTED "if device doesn't support MIG mode"
+//	nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);          "Returns zero if MIG is not supported or enabled"
+//	nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice);
+//	    NVML_ERROR_NOT_FOUND "if no valid MIG device was found at index"
+//
+// nvmlDeviceGetUUID, nvmlDeviceGetName and nvmlDeviceGetMemoryInfo take a
+// MIG device handle as well ("When used with MIG device handles the API
+// returns globally unique UUIDs": MIG-<UUID>, what CUDA_VISIBLE_DEVICES
+// takes).
+//
 // nvmlDevice_t is an opaque pointer. nvmlPciInfo_t (v3) is
 // {char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId,
 // pciSubSystemId; char busId[32]}: 68 bytes, busId at offset 36.
@@ -57,6 +71,7 @@ type nvmlSyms struct {
 	count, handle, name, uuid, memory     clib.Func
 	driverVersion                         clib.Func
 	computeCapability, cudaVersion, pciV3 clib.Func
+	migMode, maxMig, migHandle            clib.Func
 }
 
 func (s *nvmlSyms) table() []clib.Sym {
@@ -73,6 +88,9 @@ func (s *nvmlSyms) table() []clib.Sym {
 		{Fn: &s.computeCapability, Names: []string{"nvmlDeviceGetCudaComputeCapability"}, Sig: "hpp"},
 		{Fn: &s.cudaVersion, Names: []string{"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, Sig: "p"},
 		{Fn: &s.pciV3, Names: []string{"nvmlDeviceGetPciInfo_v3"}, Sig: "hp"},
+		{Fn: &s.migMode, Names: []string{"nvmlDeviceGetMigMode"}, Sig: "hpp"},
+		{Fn: &s.maxMig, Names: []string{"nvmlDeviceGetMaxMigDeviceCount"}, Sig: "hp"},
+		{Fn: &s.migHandle, Names: []string{"nvmlDeviceGetMigDeviceHandleByIndex"}, Sig: "hup"},
 	}
 }
 
@@ -84,9 +102,9 @@ type nvmlPciInfo struct {
 	busID                                          [32]byte
 }
 
-// NVML asks the NVIDIA Management Library which NVIDIA GPUs are here, then
-// applies CUDA_VISIBLE_DEVICES as the CUDA runtime would (see
-// presence.Visible). It opens libnvidia-ml.so.1 (FLAGOS_LIBNVML_PATH
+// NVML asks the NVIDIA Management Library which NVIDIA GPUs are here and
+// which MIG instances they hold, then applies CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER as the CUDA runtime would (Visibility). It opens libnvidia-ml.so.1 (FLAGOS_LIBNVML_PATH
 // overrides the search), calls nvmlInit_v2, reads every device and calls
 // nvmlShutdown before returning (under presence.WithoutShutdown, the
 // process's exit or the library's next query does); it never initializes
@@ -107,9 +125,11 @@ func NVML(e *presence.Env) presence.Report {
 			err := c.Check(s.count.Name(), s.count.CallCode(uintptr(unsafe.Pointer(&n))))
 			return uint64(n), s.count.Name(), err
 		},
-		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
-		Visible: e.VisibleBy(VisibleDevicesEnv),
-		Runtime: "CUDA",
+		Device: func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Partitions: func(i int, d *presence.Device, note func(error) bool) []presence.Device {
+			return s.migDevices(c, i, d, note)
+		},
+		Rules: Visibility,
 	})
 }
 

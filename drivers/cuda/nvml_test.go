@@ -15,13 +15,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeNVML is testdata/fake_nvml.c, a libnvidia-ml.so.1 driven by FAKE_NVML_*.
-var fakeNVML = presencetest.Lib{
-	Src:      "testdata/fake_nvml.c",
-	Soname:   "libnvidia-ml.so.1",
-	Override: NVMLEnvVar,
-	LogEnv:   "FAKE_NVML_LOG",
-}
+// fakeNVML is testdata/fake_nvml.c, a libnvidia-ml.so.1 driven by FAKE_NVML_* (the log variable: the kit's default).
+var fakeNVML = presencetest.Lib{Src: "testdata/fake_nvml.c", Soname: "libnvidia-ml.so.1", Override: NVMLEnvVar}
 
 const nvmlInit, nvmlShutdown = "nvmlInit_v2", "nvmlShutdown"
 
@@ -33,7 +28,7 @@ func TestNVMLFakes(t *testing.T) {
 }
 
 var nvmlCommon = &presencetest.Common{
-	Source: SourceNVML, Label: "NVML", Vars: presencetest.VarsOf("FAKE_NVML_"),
+	Source: SourceNVML, Label: "NVML",
 	Init: nvmlInit, Shutdown: nvmlShutdown, ErrorString: "nvmlErrorString",
 	Count: "nvmlDeviceGetCount_v2", Handle: "nvmlDeviceGetHandleByIndex_v2",
 	DeviceCalls: []string{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetMemoryInfo"},
@@ -43,7 +38,7 @@ var nvmlCommon = &presencetest.Common{
 	CountFail:  presencetest.Failure{Code: 999, Name: "NVML_ERROR_UNKNOWN", Message: "Unknown Error"},
 	HandleFail: presencetest.Failure{Code: 999, Name: "NVML_ERROR_UNKNOWN", Message: "Unknown Error"},
 	Missing:    presencetest.Missing{Define: "FAKE_NO_NAME", Names: []string{"nvmlDeviceGetName"}},
-	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_CC", "-DFAKE_NO_CUDA_VERSION", "-DFAKE_NO_PCI"},
+	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_CC", "-DFAKE_NO_CUDA_VERSION", "-DFAKE_NO_PCI", "-DFAKE_NO_MIG"},
 		Answer: presencetest.Answer{DriverVersion: "550.54.15", Devices: []presence.Device{bare(0), bare(1)}}},
 	Visible: VisibleDevicesEnv, Ignored: []string{"MUSA_VISIBLE_DEVICES"},
 	// CUDA's nodes, and HIP's sources (KFD, render nodes). (MTML is
@@ -55,13 +50,14 @@ var nvmlCommon = &presencetest.Common{
 func fakeGPU(i int) presence.Device {
 	d := bare(i)
 	d.PCIBusID, d.Major = fmt.Sprintf("00000000:%02X:00.0", 0x18+i), 9
+	d.PartitionsListed = true // no MIG on the fake by default: none to list
 	return d
 }
 
 // bare is the fake's device i without the optional functions: no compute
 // capability, no PCI bus id.
 func bare(i int) presence.Device {
-	return presence.Device{Index: i, SourceIndex: i, Name: fmt.Sprintf("Fake NVIDIA GPU %d", i), UUID: fmt.Sprintf("GPU-%08x-1111-2222-3333-444444444444", i),
+	return presence.Device{Index: i, SourceIndex: i, Name: "Fake NVIDIA GPU", UUID: fmt.Sprintf("GPU-%08x-1111-2222-3333-444444444444", i),
 		TotalMemory: 80 << 30, FreeMemory: 79 << 30}
 }
 
@@ -93,7 +89,7 @@ var nvmlCases = []presencetest.Case{
 		assert.Equal(t, "GPU-00000000-1111-2222-3333-444444444444", r.Devices[0].UUID, "the rest is read")
 		assert.Contains(t, presencetest.Notes(r), "device 1: NVML: nvmlDeviceGetName returned NVML_ERROR_NOT_SUPPORTED (3): Not Supported")
 	}},
-	{Name: "visible ordinals", Env: []string{"FAKE_NVML_COUNT=4", "CUDA_VISIBLE_DEVICES=3,1,7,2"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+	{Name: "visible ordinals", Env: []string{"FAKE_NVML_COUNT=4", "FAKE_NVML_NAMES=H,H,H,H", "CUDA_VISIBLE_DEVICES=3,1,7,2"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
 		assert.Equal(t, 4, r.Total)
 		assert.Equal(t, "CUDA_VISIBLE_DEVICES=3,1,7,2", r.Visibility)
@@ -108,11 +104,73 @@ var nvmlCases = []presencetest.Case{
 		assert.Equal(t, "GPU-bbbb-2", r.Devices[0].UUID)
 		assert.Equal(t, 0, r.Devices[0].Index)
 	}},
-	{Name: "visible MIG", Env: []string{"CUDA_VISIBLE_DEVICES=MIG-4e1c"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+	{Name: "visible MIG without MIG calls", Defines: []string{"-DFAKE_NO_MIG"}, Env: []string{"CUDA_VISIBLE_DEVICES=MIG-4e1c"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
 		assert.Contains(t, r.Reason, "FLAGOS_PROBE=isolated")
 		assert.Equal(t, 2, r.Total)
 		presencetest.Paired(t, calls, nvmlInit, nvmlShutdown)
+	}},
+	{Name: "visible MIG naming none", Env: []string{"CUDA_VISIBLE_DEVICES=MIG-4e1c"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err, "NVML lists every GPU's MIG instances (none): the name names nothing")
+		assert.Empty(t, r.Devices)
+	}},
+	{Name: "unlike GPUs: indexes undecidable", Env: []string{"FAKE_NVML_NAMES=H100,A100", "CUDA_VISIBLE_DEVICES=1"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		assert.ErrorIs(t, r.Err, presence.ErrUndecidable, "FASTEST_FIRST among two models")
+		assert.Contains(t, r.Reason, "CUDA_DEVICE_ORDER=PCI_BUS_ID")
+	}},
+	{Name: "unlike GPUs by bus id", Env: []string{"FAKE_NVML_NAMES=H100,A100", "CUDA_VISIBLE_DEVICES=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.Devices, 1)
+		assert.Equal(t, 1, r.Devices[0].SourceIndex, "bus 0x19 is second")
+	}},
+	{Name: "unlike GPUs unset", Env: []string{"FAKE_NVML_NAMES=H100,A100"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		assert.Len(t, r.Devices, 2, "every GPU, in NVML's order")
+		assert.Contains(t, presencetest.Notes(r), "orders devices of different kinds fastest first")
+	}},
+	{Name: "MIG instances", Env: []string{"FAKE_NVML_COUNT=3", "FAKE_NVML_NAMES=H,H,H", "FAKE_NVML_MIG=-,3,d"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		assert.Equal(t, 3, r.Total, "MIG instances are not counted as GPUs")
+		require.Len(t, r.All, 6)
+		mig := r.All[2:5]
+		for k, d := range mig {
+			assert.Equal(t, fmt.Sprintf("MIG-00000001-5555-6666-7777-%012x", k), d.UUID)
+			assert.Equal(t, "GPU-00000001-1111-2222-3333-444444444444", d.Parent)
+			assert.Equal(t, "H MIG 1g.10gb", d.Name)
+			assert.Equal(t, uint64(10<<30), d.TotalMemory)
+			assert.Equal(t, "00000000:19:00.0", d.PCIBusID)
+		}
+		assert.True(t, r.All[1].Partitioned)
+		assert.False(t, r.All[5].Partitioned, "MIG mode off")
+		for _, d := range []presence.Device{r.All[0], r.All[1], r.All[5]} {
+			assert.True(t, d.PartitionsListed)
+		}
+		require.Len(t, r.Devices, 1, "unset: CUDA shows the first MIG instance alone")
+		assert.Equal(t, mig[0].UUID, r.Devices[0].UUID)
+		assert.Contains(t, presencetest.Notes(r), "one MIG instance per process")
+		assert.Contains(t, calls, "nvmlDeviceGetMigDeviceHandleByIndex")
+		assert.NotContains(t, calls, "nvmlDeviceSetMigMode", "the mode is never changed")
+	}},
+	{Name: "visible MIG UUID", Env: []string{"FAKE_NVML_COUNT=2", "FAKE_NVML_MIG=2,-", "CUDA_VISIBLE_DEVICES=MIG-00000000-5555-6666-7777-000000000001"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.Devices, 1)
+		assert.Equal(t, "MIG-00000000-5555-6666-7777-000000000001", r.Devices[0].UUID)
+		assert.Equal(t, 0, r.Devices[0].Index)
+		assert.Equal(t, "CUDA_VISIBLE_DEVICES=MIG-00000000-5555-6666-7777-000000000001", r.Visibility)
+	}},
+	{Name: "visible MIG prefix", Env: []string{"FAKE_NVML_MIG=2", "CUDA_VISIBLE_DEVICES=MIG-00000000"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		assert.ErrorIs(t, r.Err, presence.ErrUndecidable, "whether CUDA takes MIG prefixes is not documented")
+	}},
+	{Name: "MIG hole", Env: []string{"FAKE_NVML_MIG=3", "FAKE_NVML_MIG_HOLE=0", "CUDA_VISIBLE_DEVICES=1,0"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.All, 4, "the instances at 1 and 2 only")
+		assert.Equal(t, "MIG-00000000-5555-6666-7777-000000000001", r.All[1].UUID)
+		require.Len(t, r.Devices, 1, "GPU 0 is in MIG mode: its first instance alone, and not GPU 1")
+		assert.Equal(t, r.All[1].UUID, r.Devices[0].UUID)
+	}},
+	{Name: "GPU in MIG mode without instance", Env: []string{"FAKE_NVML_MIG=0"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
+		assert.Contains(t, r.Reason, "MIG mode without a MIG instance")
 	}},
 	{Name: "no CUDA version", Defines: []string{"-DFAKE_NO_CUDA_VERSION"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)

@@ -23,4 +23,5 @@ var deviceNodes = presence.NodeSpec{
 	Prefixes: []string{"nvidia"},
 	Control:  []string{"/dev/nvidiactl"},
 	Visible:  VisibleDevicesEnv,
+	Rules:    Visibility,
 }

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,10 +24,20 @@ func TestNodesNVIDIA(t *testing.T) {
 	assert.Empty(t, r.Notes)
 	assert.Equal(t, "/dev/nvidia* sees 3 devices", r.Reason)
 
+	// A node's number is the driver's minor number, not CUDA's index, and
+	// the nodes tell no model or bus id to order by: indexes cannot be
+	// resolved; a list that shows nothing can.
 	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "2,0"))))
+	assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
+	assert.Contains(t, r.Reason, "CUDA_DEVICE_ORDER")
+	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "-1"))))
 	require.NoError(t, r.Err)
-	require.Len(t, r.Devices, 2)
-	assert.Equal(t, []int{10, 0}, []int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
+	assert.Empty(t, r.Devices)
+	one := presencetest.NewTree(t).Char("dev/nvidia3").Char("dev/nvidiactl")
+	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(one.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "0"))))
+	require.NoError(t, r.Err)
+	require.Len(t, r.Devices, 1, "one GPU has one order")
+	assert.Equal(t, 3, r.Devices[0].SourceIndex)
 
 	r = presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(VisibleDevicesEnv, "GPU-8a1f"))))
 	assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
@@ -43,27 +52,9 @@ func TestNodesNVIDIANoCtl(t *testing.T) {
 	assert.Contains(t, presencetest.Notes(r), "nvidiactl is missing")
 }
 
-// TestPresenceSources: NVML first, the nodes as the fallback; without
-// either, both say why.
+// TestPresenceSources: NVML first, the nodes as the fallback (the kit's
+// presence cases prove a refused override is never searched past).
 func TestPresenceSources(t *testing.T) {
-	tr := presencetest.NewTree(t).Char("dev/nvidia0").Char("dev/nvidiactl")
-	e := presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(NVMLEnvVar, "relative/libnvidia-ml.so.1")))
-	rs := presenceSources(e)
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceNVML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrBadOverride, "an override that cannot be used is never searched past")
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
+	presencetest.Fallback(t, presenceSources, presencetest.NewTree(t).Char("dev/nvidia0").Char("dev/nvidiactl"), SourceNVML, presence.ErrNoLibrary, 1)
 	assert.Equal(t, deviceNodes, Vendor().DeviceNodes)
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	// On the real root the answer is whatever this machine has; it must be
-	// consistent, not panic, and keep Index in order.
-	r := presence.Nodes(deviceNodes, presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/"), d.Node)
-	}
-	assert.NotEmpty(t, r.Reason)
 }

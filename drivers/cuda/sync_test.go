@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/clib"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
@@ -35,7 +34,7 @@ func TestSynchronizeNamesTheContext(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			lib := drivertest.BuildFake(t, "cuda", dltest.PrivateDir(t), c.defines...)
+			lib := suite.BuildIn(t, dltest.PrivateDir(t), c.defines...)
 			env := []string{EnvVar + "=" + lib, "SYNC_CASE=" + c.name}
 			if c.fail {
 				env = append(env, "FAKE_SYNC_RESULT=700")

@@ -41,11 +41,14 @@ var vendor = func() *driver.Vendor {
 	v.VersionBase = 1000 // 13000 is 13.0
 	v.UUIDPrefix = "GPU-"
 	v.VisibleEnv = []string{VisibleDevicesEnv}
+	v.Visibility = Visibility
 	v.Presence = presenceSources
 	v.DeviceNodes = deviceNodes
 	v.Container = container
 	v.Vars = []driver.Var{{Name: NVMLEnvVar, Kind: driver.VarLibraryPath,
-		Doc: "the absolute path of NVML (libnvidia-ml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}}
+		Doc: "the absolute path of NVML (libnvidia-ml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"},
+		{Name: DeviceOrderEnv, Kind: driver.VarVisible,
+			Doc: "orders CUDA's devices: FASTEST_FIRST (the default) or PCI_BUS_ID; applied by CUDA, read by the presence tier"}}
 	v.Auto = AutoRank
 	v.PCIVendors = []uint16{PCIVendorNVIDIA}
 	v.Runtimes = runtimes

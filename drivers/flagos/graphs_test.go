@@ -2,6 +2,7 @@ package flagos_test
 
 import (
 	"encoding/binary"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,12 +96,12 @@ func TestGraphsOnFakeLibraries(t *testing.T) {
 	if dltest.CC() == "" {
 		t.Skip("no C compiler (go env CC) to build the fake driver libraries")
 	}
-	for _, v := range []string{"musa", "hip"} {
+	for v, vendor := range map[string]*driver.Vendor{"musa": musa.Vendor(), "hip": hip.Vendor()} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(dltest.PrivateDir(t), "lib")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
-			lib := drivertest.BuildFake(t, v, dir)
+			lib := vendorstest.Driver(t, vendor, dir)
 			out := dltest.MustChild(t, "TestGraphsOnFakeLibrariesChild", "GRAPHS_VENDOR="+v, "GRAPHS_LIB="+lib)
 			if testing.Verbose() {
 				t.Log(out)

@@ -128,7 +128,7 @@ func EFML(e *presence.Env) presence.Report {
 			return uint64(n), "EfmlGetDevCount", err
 		},
 		Device:  func(i int, d *presence.Device, note func(error) bool) error { s.device(c, i, d, note); return nil },
-		Visible: visible(e),
+		Rules:   Visibility,
 		Runtime: "the TOPS runtime",
 	})
 }

@@ -11,13 +11,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeEFML is testdata/fake_efml.c, a libefml.so driven by FAKE_EFML_*.
-var fakeEFML = presencetest.Lib{
-	Src:      "testdata/fake_efml.c",
-	Soname:   "libefml.so",
-	Override: EFMLEnvVar,
-	LogEnv:   "FAKE_EFML_LOG",
-}
+// fakeEFML is testdata/fake_efml.c, a libefml.so driven by FAKE_EFML_* (the log variable: the kit's default).
+var fakeEFML = presencetest.Lib{Src: "testdata/fake_efml.c", Soname: "libefml.so", Override: EFMLEnvVar}
 
 const efmlInit, efmlShutdown = "EfmlInit", "EfmlShutdown"
 
@@ -39,7 +34,7 @@ func TestEFMLFakes(t *testing.T) {
 }
 
 var efmlCommon = &presencetest.Common{
-	Source: SourceEFML, Label: "EFML", Vars: presencetest.VarsOf("FAKE_EFML_"),
+	Source: SourceEFML, Label: "EFML",
 	Init: efmlInit, Shutdown: efmlShutdown, ErrorString: "EfmlErrorString",
 	Count:       "EfmlGetDevCount", // no handles: a device is its index
 	DeviceCalls: []string{"EfmlGetDevName", "EfmlGetDevUuid", "EfmlGetDevMem", "EfmlGetDevInfo"},
@@ -80,7 +75,8 @@ var efmlCases = []presencetest.Case{
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
 			assert.Empty(t, r.Devices)
-			assert.Contains(t, r.Reason, "EFML sees 2 devices, but TOPS_VISIBLE_DEVICES=DRS-0a1b2c cannot be resolved")
+			assert.Contains(t, r.Reason, `EFML sees 2 devices, but TOPS_VISIBLE_DEVICES="DRS-0a1b2c"`)
+			assert.Contains(t, r.Reason, "DRS partition")
 			assert.Contains(t, r.Reason, "FLAGOS_PROBE=isolated")
 			presencetest.Paired(t, calls, efmlInit, efmlShutdown)
 		}},

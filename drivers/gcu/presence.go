@@ -1,9 +1,6 @@
 package gcu
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
@@ -30,7 +27,7 @@ var deviceNodes = presence.NodeSpec{
 }
 
 // nodes is presence.Nodes over deviceNodes with the TOPS runtime's
-// visibility rules (visible) in place of CUDA_VISIBLE_DEVICES' alone.
+// visibility rules (Visibility) in place of CUDA_VISIBLE_DEVICES' alone.
 func nodes(e *presence.Env) presence.Report {
 	var all []presence.Device
 	for _, p := range deviceNodes.Prefixes {
@@ -44,22 +41,5 @@ func nodes(e *presence.Env) presence.Report {
 			}
 		}
 	}
-	return presence.NodesOf(deviceNodes.What, all, notes, visible(e), e)
-}
-
-// visible applies TOPS_VISIBLE_DEVICES: comma-separated ordinals, read as
-// CUDA_VISIBLE_DEVICES' (presence.Visible). The gcushare device plugin also
-// sets it to DRS-<instance UUID>, a partition of one GCU, which neither EFML
-// nor the device nodes describe: ErrUndecidable, so the tier says so
-// instead of counting a wrong number of devices.
-func visible(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
-	return func(all []presence.Device) ([]presence.Device, string, error) {
-		value, set := e.Lookup(VisibleDevicesEnv)
-		applied := presence.Visibility(VisibleDevicesEnv, value, set)
-		if set && strings.HasPrefix(strings.TrimSpace(value), "DRS-") {
-			return nil, applied, fmt.Errorf("%w: %s=%q names a DRS partition instance", presence.ErrUndecidable, VisibleDevicesEnv, value)
-		}
-		devs, err := presence.Visible(all, value, set)
-		return devs, applied, err
-	}
+	return presence.NodesOf(deviceNodes.What, all, notes, e.VisibleRules(Visibility), e)
 }

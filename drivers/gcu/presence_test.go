@@ -1,7 +1,6 @@
 package gcu
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,27 +44,10 @@ func TestNodesEnflameDRS(t *testing.T) {
 // TestPresenceSources: EFML first, the nodes as the fallback.
 func TestPresenceSources(t *testing.T) {
 	tr := presencetest.NewTree(t).Char("dev/gcu0").Char("dev/gcuctl")
-	e := presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(EFMLEnvVar, "relative/libefml.so")))
-	rs := presenceSources(e)
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceEFML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrBadOverride)
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
+	rs := presencetest.Fallback(t, presenceSources, tr, SourceEFML, presence.ErrNoLibrary, 1)
 	assert.Equal(t, deviceNodes, Vendor().DeviceNodes)
 	// The core's own node fallback (a vendor without Presence) reads the
 	// same nodes.
-	r := presence.Nodes(deviceNodes, e)
+	r := presence.Nodes(deviceNodes, presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup())))
 	assert.Equal(t, rs[1].Total, r.Total)
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	// On the real root the answer is whatever this machine has; it must be
-	// consistent, not panic, and keep Index in order.
-	r := nodes(presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/"), d.Node)
-	}
-	assert.NotEmpty(t, r.Reason)
 }

@@ -77,6 +77,7 @@ var vendor = &driver.Vendor{
 	// topsModuleLoadData is bound.
 	VersionBase: 1000, // "(1000 major + 10 minor). For example, topsrider 2.2 would be represented by 2020"
 	VisibleEnv:  []string{VisibleDevicesEnv},
+	Visibility:  Visibility,
 	Presence:    presenceSources,
 	Container:   container,
 	DeviceNodes: deviceNodes,

@@ -51,7 +51,7 @@ const (
 // KFD reads the AMD/Hygon GPUs from the KFD topology in sysfs, checks that
 // /dev/kfd (the node every ROCm process opens) is there, then applies
 // ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES as the ROCm runtimes do
-// (see VisibleHIP). It loads no library. Devices come in node order, which
+// (Visibility). It loads no library. Devices come in node order, which
 // is ROCR's enumeration order; ROCR may still skip a GPU it does not
 // support, which sysfs cannot tell.
 func KFD(e *presence.Env) (r presence.Report) {
@@ -87,7 +87,8 @@ func KFD(e *presence.Env) (r presence.Report) {
 		r.Reason = fmt.Sprintf("KFD lists %d GPU%s but %s %s here: start the container with --device=/dev/kfd --device=/dev/dri", r.Total, presence.Plural(r.Total), e.Path("/dev/kfd"), problem)
 		return r
 	}
-	devs, applied, err := visible(e)(all)
+	r.All = all
+	devs, applied, err := e.VisibleRules(Visibility)(all)
 	r.Visibility = applied
 	if err != nil {
 		r.Err = err

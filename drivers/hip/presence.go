@@ -47,47 +47,5 @@ func nodes(e *presence.Env) presence.Report {
 			}
 		}
 	}
-	return presence.NodesOf(what, devs, notes, visible(e), e)
-}
-
-// visible applies ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES (or
-// CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is unset or empty) to the
-// devices ROCR left, the way the ROCm runtimes do: ROCR's filter
-// (presence.VisibleROCR), then HIP's CLR (presence.VisibleCLR). It says
-// which variables it applied. (PyTorch's own reading differs: it refuses a
-// HIP list longer than ROCR's, and counts ROCR's entries without checking
-// them.)
-func visible(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
-	return func(devs []presence.Device) ([]presence.Device, string, error) {
-		cur := presence.Renumber(devs)
-		var applied []string
-		if v, ok := e.Lookup(ROCRVisibleDevicesEnv); ok {
-			var err error
-			if cur, err = presence.VisibleROCR(cur, v); err != nil {
-				return nil, "", fmt.Errorf("%s: %w", ROCRVisibleDevicesEnv, err)
-			}
-			applied = append(applied, ROCRVisibleDevicesEnv+"="+v)
-		}
-		name := VisibleDevicesEnv
-		v, _ := e.Lookup(VisibleDevicesEnv)
-		if v == "" {
-			name = CUDAVisibleDevicesEnv
-			v, _ = e.Lookup(CUDAVisibleDevicesEnv)
-		}
-		if v != "" {
-			var err error
-			if cur, err = presence.VisibleCLR(cur, v); err != nil {
-				return nil, "", fmt.Errorf("%s: %w", name, err)
-			}
-			applied = append(applied, name+"="+v)
-		}
-		desc := ""
-		for i, a := range applied {
-			if i > 0 {
-				desc += " then "
-			}
-			desc += a
-		}
-		return cur, desc, nil
-	}
+	return presence.NodesOf(what, devs, notes, e.VisibleRules(Visibility), e)
 }

@@ -207,27 +207,7 @@ func TestNodesAMDNoKFD(t *testing.T) {
 func TestPresenceSources(t *testing.T) {
 	tr := presencetest.NewTree(t).Char("dev/kfd").Char("dev/dri/renderD128").
 		Link("sys/class/drm/renderD128/device/driver", "../../../../bus/pci/drivers/amdgpu")
-	rs := presenceSources(env(tr.Root))
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceKFD, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, ErrNoTopology)
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	// On the real root the answer is whatever this machine has; it must be
-	// consistent, not panic, and keep Index in order.
-	e := presence.NewEnv()
-	for _, r := range []presence.Report{nodes(e), KFD(e)} {
-		for i, d := range r.Devices {
-			assert.Equal(t, i, d.Index)
-			if r.Source == presence.SourceNodes {
-				assert.True(t, strings.HasPrefix(d.Node, "/dev/"), d.Node)
-			}
-		}
-		assert.NotEmpty(t, r.Reason, r.Source)
-	}
+	presencetest.Fallback(t, presenceSources, tr, SourceKFD, ErrNoTopology, 1)
 }
 
 // devsWith makes n devices with the given UUIDs (nil: none).
@@ -278,16 +258,16 @@ func TestVisibleHIP(t *testing.T) {
 		{"HIP UUID over ROCR's list", []string{ROCRVisibleDevicesEnv, "2,3", VisibleDevicesEnv, "GPU-ABBAB"}, []int{3}, "ROCR_VISIBLE_DEVICES=2,3 then HIP_VISIBLE_DEVICES=GPU-ABBAB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, desc, err := visible(env("/", c.env...))(devs)
+			got, desc, err := vis(env("/", c.env...))(devs)
 			require.NoError(t, err)
 			assert.Equal(t, c.want, sources(got))
 			assert.Equal(t, c.desc, desc)
 		})
 	}
-	_, _, err := visible(env("/", ROCRVisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
+	_, _, err := vis(env("/", ROCRVisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
 	assert.ErrorIs(t, err, presence.ErrUndecidable)
 	assert.Contains(t, err.Error(), ROCRVisibleDevicesEnv)
-	_, _, err = visible(env("/", VisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
+	_, _, err = vis(env("/", VisibleDevicesEnv, "GPU-ABBA"))(devsWith(2, nil))
 	assert.ErrorIs(t, err, presence.ErrUndecidable)
 	assert.Contains(t, err.Error(), VisibleDevicesEnv)
 }
@@ -310,4 +290,9 @@ func FuzzParseProps(f *testing.F) {
 			}
 		}
 	})
+}
+
+// vis is the rules HIP's presence sources apply.
+func vis(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
+	return e.VisibleRules(Visibility)
 }

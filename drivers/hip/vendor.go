@@ -76,6 +76,7 @@ var vendor = &driver.Vendor{
 	VersionBase:       10000000, // 60241134 is 6.2
 	UUIDPrefix:        "GPU-",
 	VisibleEnv:        []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
+	Visibility:        Visibility,
 	Presence:          presenceSources,
 	Container:         container,
 	Auto:              AutoRank,

@@ -10,7 +10,6 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
 // suite runs the driver core's conformance cases against the fake
@@ -19,8 +18,8 @@ import (
 // multiprocessors; fake_common.h's CUDA codes come back as XPUError_t.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	NewBackend: New,
 	Presence:   xpumlPresence,
-	FakeSoname: "libxpurt.so.1",
 	Version:    [2]int{4, 33},
 	DeviceName: "R300",
 	Capability: &[3]int{2, 0, 132},
@@ -33,56 +32,30 @@ var suite = &drivertest.Suite{
 func TestMain(m *testing.M) { drivertest.Main(m) }
 
 // TestFakes runs the whole conformance suite on the fake.
-func TestFakes(t *testing.T) { withSource(t).Test(t) }
-
-func withSource(t *testing.T) *drivertest.Suite {
-	suite.FakeSource = dltest.Abs(t, "testdata/fake_libxpurt.c")
-	return suite
-}
+func TestFakes(t *testing.T) { suite.Test(t) }
 
 // TestNegativeCodes: a failure answered negated (as the XRE API reference
 // says XRE answers) is read as its positive code.
 func TestNegativeCodes(t *testing.T) {
-	if dltest.IsChild(t) {
-		b := New()
+	suite.InChild(t, nil, []string{"FAKE_XPU_INIT_RESULT=703", "FAKE_XPU_NEGATIVE=1"}, func(t *testing.T, b *driver.Backend) {
 		r := b.Available()
 		require.False(t, r.Available)
 		assert.Contains(t, r.Reason, "kunlunxin: xpu_device_count(0) failed: XPUERR_NODEV (-703)")
 		_, err := b.Current()
 		assert.ErrorIs(t, err, driver.ErrNoDevice)
 		assert.ErrorIs(t, err, device.ErrNotAvailable)
-		return
-	}
-	if dltest.CC() == "" {
-		t.Skip("no C compiler (go env CC) to build the fake")
-	}
-	p := withSource(t).Build(t)
-	dltest.MustChild(t, t.Name(), EnvVar+"="+p, "FAKE_XPU_INIT_RESULT=703", "FAKE_XPU_NEGATIVE=1")
+	})
 }
 
 // TestNegativeCallCodes: a failing call answered negated keeps its
 // sentinel (out of memory).
 func TestNegativeCallCodes(t *testing.T) {
-	if dltest.IsChild(t) {
-		b := New()
+	suite.InChild(t, nil, []string{"FAKE_XPU_NEGATIVE=1", "FAKE_XPU_TOTAL_MEM=1073741824"}, func(t *testing.T, b *driver.Backend) {
 		require.True(t, b.Available().Available, b.Available().Reason)
 		_, err := b.Alloc(0, 1<<40)
 		assert.ErrorIs(t, err, device.ErrOutOfMemory)
 		assert.ErrorContains(t, err, "XPUERR_NOMEM (-705)")
-		return
-	}
-	if dltest.CC() == "" {
-		t.Skip("no C compiler (go env CC) to build the fake")
-	}
-	p := withSource(t).Build(t)
-	dltest.MustChild(t, t.Name(), EnvVar+"="+p, "FAKE_XPU_NEGATIVE=1", "FAKE_XPU_TOTAL_MEM=1073741824")
-}
-
-func TestNewDoesNoIO(t *testing.T) {
-	b := New()
-	assert.Equal(t, Type, b.Type())
-	assert.Same(t, Vendor(), b.Vendor())
-	assert.False(t, b.Loaded(), "New and Type open nothing")
+	})
 }
 
 func TestVendor(t *testing.T) {
@@ -94,31 +67,21 @@ func TestVendor(t *testing.T) {
 	assert.Equal(t, []string{"/dev/xpuctrl"}, v.Library.Nodes)
 	assert.Equal(t, []uint16{0x1d22}, v.PCIVendors)
 	assert.Equal(t, 70, v.Auto)
-	assert.Equal(t, []string{"XPU_VISIBLE_DEVICES"}, v.VisibleEnv)
+	assert.Equal(t, []string{"XPULINK_VISIBLE_DEVICES", "XPU_VISIBLE_DEVICES"}, v.VisibleEnv)
 	for _, op := range []driver.Op{driver.OpDeviceTotalMem, driver.OpMemGetInfo, driver.OpDeviceUUID, driver.OpErrorName, driver.OpErrorString,
 		driver.OpModuleLoadDataEx, driver.OpModuleLoadData, driver.OpModuleUnload, driver.OpModuleGetFunction, driver.OpModuleGetGlobal,
 		driver.OpLaunchKernel, driver.OpFuncGetParamInfo, driver.OpMemcpyHtoDAsync, driver.OpMemcpyDtoHAsync, driver.OpEventElapsedTime,
 		driver.OpPrimaryCtxRetain, driver.OpCtxSetCurrent, driver.OpCtxGetCurrent} {
 		assert.NotContains(t, v.Symbols, op, "%s: XRE 4 lacks it, or its shape is not public", op)
 	}
-	for op, names := range v.Symbols {
-		require.Len(t, names, 1, op)
-		assert.Regexp(t, `^xpu_[a-z_]+$`, names[0], op)
-	}
+	drivertest.CheckSymbols(t, v, `^xpu_[a-z_]+$`, 1)
 	assert.ElementsMatch(t, append([]string{"memory info", "modules", "launches", "event timing", "asynchronous copies", "graphs", "UUIDs"},
 		// the driver core's second group: XRE's are not bound
 		"memset", "asynchronous memset", "device-to-device copies", "asynchronous device-to-device copies", "managed memory",
 		"stream-ordered allocation", "mapped host memory", "stream queries", "event queries", "stream memory operations",
 		"host functions", "IPC memory handles", "PCI bus id lookup", "DMA-buf"), v.Unbound())
-	for _, c := range []struct{ v, major, minor int }{{40000 + 3300, 4, 33}, {50000 + 1900, 5, 19}} {
-		major, minor := v.DecodeVersion(c.v)
-		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor})
-	}
-	names := map[string]bool{}
-	for _, x := range v.Variables() {
-		names[x.Name] = true
-	}
-	assert.Equal(t, map[string]bool{EnvVar: true, XPUMLEnvVar: true, VisibleDevicesEnv: true}, names)
+	drivertest.CheckVersions(t, v, [3]int{40000 + 3300, 4, 33}, [3]int{50000 + 1900, 5, 19})
+	assert.ElementsMatch(t, []string{EnvVar, XPUMLEnvVar, deviceOrderEnv, LinkVisibleDevicesEnv, VisibleDevicesEnv}, drivertest.VariableNames(v))
 }
 
 func TestResults(t *testing.T) {

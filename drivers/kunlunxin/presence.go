@@ -1,8 +1,6 @@
 package kunlunxin
 
 import (
-	"fmt"
-
 	"github.com/flagos-ai/flagshim/tier/presence"
 )
 
@@ -23,20 +21,5 @@ var deviceNodes = presence.NodeSpec{
 	Prefixes: []string{"xpu"},
 	Control:  []string{"/dev/xpuctrl"},
 	Visible:  VisibleDevicesEnv,
-}
-
-// visible applies XPU_VISIBLE_DEVICES to what XPUML lists. Only lists of
-// ordinals are seen in use (Paddle's xpu_info.cc, vLLM-Kunlun); they are
-// read with CUDA's rules (presence.Visible: an all-space value, which
-// Paddle reads as "no XPU", selects nothing). XPUML knows no UUIDs, so a
-// UUID list cannot be resolved (presence.ErrUndecidable).
-func visible(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
-	return func(all []presence.Device) ([]presence.Device, string, error) {
-		value, set := e.Lookup(VisibleDevicesEnv)
-		devs, err := presence.Visible(all, value, set)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", VisibleDevicesEnv, err)
-		}
-		return devs, presence.Visibility(VisibleDevicesEnv, value, set), err
-	}
+	Rules:    Visibility,
 }

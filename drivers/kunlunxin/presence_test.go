@@ -1,7 +1,6 @@
 package kunlunxin
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,20 +41,35 @@ func TestNodesNoControl(t *testing.T) {
 
 // TestPresenceSources: XPUML first, the nodes as the fallback.
 func TestPresenceSources(t *testing.T) {
-	tr := presencetest.NewTree(t).Char("dev/xpuctrl").Char("dev/xpu0")
-	rs := presenceSources(env(tr.Root))
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceXPUML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrNoLibrary)
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
+	presencetest.Fallback(t, presenceSources, presencetest.NewTree(t).Char("dev/xpuctrl").Char("dev/xpu0"), SourceXPUML, presence.ErrNoLibrary, 1)
 }
 
-func TestNodesRealRoot(t *testing.T) {
-	r := presence.Nodes(deviceNodes, presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/xpu"), d.Node)
+// TestVisibility: XPU_VISIBLE_DEVICES as lists of indexes (an all-space
+// value hides every XPU, as Paddle reads it); XPULINK_VISIBLE_DEVICES,
+// read first, and CUDA_DEVICE_ORDER=OAM_ID cannot be decided.
+func TestVisibility(t *testing.T) {
+	devs := []presence.Device{{SourceIndex: 0}, {SourceIndex: 1}, {SourceIndex: 2}}
+	look := func(kv ...string) *presence.Env {
+		return presence.NewEnv(presence.WithLookupEnv(presencetest.Lookup(kv...)))
 	}
-	assert.NotEmpty(t, r.Reason)
+	got, applied, err := look(VisibleDevicesEnv, "2,0").VisibleRules(Visibility)(devs)
+	require.NoError(t, err)
+	assert.Equal(t, "XPU_VISIBLE_DEVICES=2,0", applied)
+	require.Len(t, got, 2)
+	assert.Equal(t, [2]int{2, 0}, [2]int{got[0].SourceIndex, got[1].SourceIndex})
+	got, _, err = look(VisibleDevicesEnv, "  ").VisibleRules(Visibility)(devs)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	for _, kv := range [][]string{
+		{VisibleDevicesEnv, "-1"},
+		{VisibleDevicesEnv, "1,1"},
+		{LinkVisibleDevicesEnv, "0", VisibleDevicesEnv, "1"},
+		{VisibleDevicesEnv, "1", "CUDA_DEVICE_ORDER", "OAM_ID"},
+	} {
+		_, _, err = look(kv...).VisibleRules(Visibility)(devs)
+		assert.ErrorIs(t, err, presence.ErrUndecidable, "%v", kv)
+	}
+	got, _, err = look("CUDA_DEVICE_ORDER", "OAM_ID").VisibleRules(Visibility)(devs)
+	require.NoError(t, err, "every XPU: the order is unknown, the set is not")
+	assert.Len(t, got, 3)
 }

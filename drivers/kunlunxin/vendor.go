@@ -74,12 +74,15 @@ var vendor = &driver.Vendor{
 	// The OpDriverVersion adapter encodes XRE's (major, minor) as
 	// major*10000 + minor*100.
 	VersionBase: 10000,
-	VisibleEnv:  []string{VisibleDevicesEnv},
+	VisibleEnv:  []string{LinkVisibleDevicesEnv, VisibleDevicesEnv},
+	Visibility:  Visibility,
 	Presence:    presenceSources,
 	Container:   container,
 	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: XPUMLEnvVar, Kind: driver.VarLibraryPath,
-		Doc: "the absolute path of XPUML (libxpuml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"}},
+		Doc: "the absolute path of XPUML (libxpuml.so.1), which FLAGOS_PROBE=presence reads, to open instead of searching"},
+		{Name: deviceOrderEnv, Kind: driver.VarVisible,
+			Doc: "OAM_ID orders Kunlunxin's XPUs by OAM id (Paddle's recipes); the presence tier cannot reproduce that order"}},
 	Auto:       AutoRank,
 	PCIVendors: []uint16{PCIVendorKunlunxin},
 }

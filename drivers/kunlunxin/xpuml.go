@@ -115,7 +115,7 @@ var (
 )
 
 // XPUML asks Kunlunxin's management library which XPUs are here, then
-// applies XPU_VISIBLE_DEVICES (see visible). It opens libxpuml.so.1
+// applies XPU_VISIBLE_DEVICES (Visibility). It opens libxpuml.so.1
 // (FLAGOS_LIBXPUML_PATH overrides the search), calls xpumlInit, reads every
 // device and calls xpumlShutdown before returning (under
 // presence.WithoutShutdown, the process's exit or the library's next query
@@ -143,7 +143,7 @@ func XPUML(e *presence.Env) presence.Report {
 			return uint64(n), "xpumlDeviceGetCount", err
 		},
 		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
-		Visible: visible(e),
+		Rules:   Visibility,
 		Runtime: "XRE",
 	})
 }

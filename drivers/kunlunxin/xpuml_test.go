@@ -10,13 +10,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeXPUML is testdata/fake_xpuml.c, a libxpuml.so.1 driven by FAKE_XPUML_*.
-var fakeXPUML = presencetest.Lib{
-	Src:      "testdata/fake_xpuml.c",
-	Soname:   "libxpuml.so.1",
-	Override: XPUMLEnvVar,
-	LogEnv:   "FAKE_XPUML_LOG",
-}
+// fakeXPUML is testdata/fake_xpuml.c, a libxpuml.so.1 driven by FAKE_XPUML_* (the log variable: the kit's default).
+var fakeXPUML = presencetest.Lib{Src: "testdata/fake_xpuml.c", Soname: "libxpuml.so.1", Override: XPUMLEnvVar}
 
 const xpumlInit, xpumlShutdown = "xpumlInit", "xpumlShutdown"
 
@@ -28,7 +23,7 @@ func TestXPUMLFakes(t *testing.T) {
 }
 
 var xpumlCommon = &presencetest.Common{
-	Source: SourceXPUML, Label: "XPUML", Vars: presencetest.VarsOf("FAKE_XPUML_"),
+	Source: SourceXPUML, Label: "XPUML",
 	Init: xpumlInit, Shutdown: xpumlShutdown, ErrorString: "xpumlErrorString",
 	Count: "xpumlDeviceGetCount", Handle: "xpumlDeviceGetHandleByIndex",
 	DeviceCalls: []string{"xpumlDeviceGetHandleByIndex", "xpumlDeviceGetName", "xpumlDeviceGetMemoryInfo"},

@@ -9,17 +9,17 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
 // suite runs the driver core's conformance cases against the fake
-// libmcruntime.so (testdata/fake_libmcruntime.c), each in a child process.
+// libmcruntime.so (testdata/fake_libmcruntime.c: the kit's fake_hipfamily.c
+// under MACA's names), each in a child process.
 // The attributes are never read (their numbers are not confirmed), so the
 // compute capability and multiprocessors are unknown (0).
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	NewBackend: New,
 	Presence:   mxsmlPresence,
-	FakeSoname: "libmcruntime.so",
 	Version:    [2]int{0, 0},
 	Capability: &[3]int{0, 0, 0},
 }
@@ -27,19 +27,12 @@ var suite = &drivertest.Suite{
 func TestMain(m *testing.M) { drivertest.Main(m) }
 
 // TestFakes runs the whole conformance suite on the fake.
-func TestFakes(t *testing.T) { withSource(t).Test(t) }
-
-// withSource is the suite with its fake's absolute path.
-func withSource(t *testing.T) *drivertest.Suite {
-	suite.FakeSource = dltest.Abs(t, "testdata/fake_libmcruntime.c")
-	return suite
-}
+func TestFakes(t *testing.T) { suite.Test(t) }
 
 // TestInitDriverMismatch: mcInit failing with MetaX's own code names it,
 // says what to do, and matches driver.ErrDriverMismatch.
 func TestInitDriverMismatch(t *testing.T) {
-	if dltest.IsChild(t) {
-		b := New()
+	suite.InChild(t, nil, []string{"FAKE_MACA_INIT_RESULT=10003"}, func(t *testing.T, b *driver.Backend) {
 		r := b.Available()
 		require.False(t, r.Available)
 		assert.Contains(t, r.Reason, "maca: mcInit(0) failed: mcErrorDriverMismatch (10003)")
@@ -47,25 +40,12 @@ func TestInitDriverMismatch(t *testing.T) {
 		_, err := b.Current()
 		assert.ErrorIs(t, err, driver.ErrDriverMismatch)
 		assert.ErrorIs(t, err, device.ErrNotAvailable)
-		return
-	}
-	if dltest.CC() == "" {
-		t.Skip("no C compiler (go env CC) to build the fake")
-	}
-	p := withSource(t).Build(t)
-	dltest.MustChild(t, t.Name(), EnvVar+"="+p, "FAKE_MACA_INIT_RESULT=10003")
-}
-
-func TestNewDoesNoIO(t *testing.T) {
-	b := New()
-	assert.Equal(t, Type, b.Type())
-	assert.Same(t, Vendor(), b.Vendor())
-	assert.False(t, b.Loaded(), "New and Type open nothing")
+	})
 }
 
 func TestVendor(t *testing.T) {
 	v := Vendor()
-	require.NoError(t, v.Validate())
+	drivertest.CheckSymbols(t, v, `^mc[A-Z]`, 1) // one name per function: no _v2
 	assert.Equal(t, device.Type("maca"), v.Type)
 	assert.Equal(t, driver.PrimaryContext, v.Context)
 	assert.Equal(t, driver.ErrorTextReturned, v.ErrorText)
@@ -79,10 +59,6 @@ func TestVendor(t *testing.T) {
 	assert.Equal(t, []uint16{0x9999}, v.PCIVendors)
 	assert.Equal(t, 50, v.Auto)
 	assert.Equal(t, []string{"CUDA_VISIBLE_DEVICES", "MACA_VISIBLE_DEVICES"}, v.VisibleEnv)
-	for op, names := range v.Symbols {
-		require.Len(t, names, 1, "%s: MACA has one name per function (no _v2)", op)
-		assert.Regexp(t, `^mc[A-Z]`, names[0], op)
-	}
 	for _, op := range []driver.Op{driver.OpDeviceTotalMem, driver.OpDeviceUUID, driver.OpModuleLoadDataEx,
 		driver.OpMemcpyDtoHAsync, driver.OpFuncGetParamInfo, driver.OpSetDevice, driver.OpGetDevice} {
 		assert.NotContains(t, v.Symbols, op, "%s: not confirmed, or not needed by the PrimaryContext model", op)
@@ -93,11 +69,7 @@ func TestVendor(t *testing.T) {
 		assert.Contains(t, v.Adapters, op)
 	}
 	assert.Len(t, v.Adapters, 3)
-	names := map[string]bool{}
-	for _, x := range v.Variables() {
-		names[x.Name] = true
-	}
-	assert.Equal(t, map[string]bool{EnvVar: true, MXSMLEnvVar: true, CUDAVisibleDevicesEnv: true, VisibleDevicesEnv: true}, names)
+	assert.ElementsMatch(t, []string{EnvVar, MXSMLEnvVar, CUDAVisibleDevicesEnv, VisibleDevicesEnv}, drivertest.VariableNames(v))
 }
 
 // TestAdapters: the attribute adapter never calls the library, and the
@@ -109,7 +81,7 @@ func TestAdapters(t *testing.T) {
 }
 
 func TestResults(t *testing.T) {
-	for code, want := range map[int][]error{
+	drivertest.CheckResults(t, Vendor(), `^mc(Success|Error[A-Z][A-Za-z]+)$`, map[int][]error{
 		1:     {device.ErrInvalidValue},
 		2:     {device.ErrOutOfMemory},
 		3:     {driver.ErrNotInitialized},
@@ -133,17 +105,7 @@ func TestResults(t *testing.T) {
 		10025: {driver.ErrInvalidContext},
 		10027: {device.ErrNotFound},
 		10032: {device.ErrLaunchFailed},
-	} {
-		r, ok := Results[code]
-		require.True(t, ok, "code %d", code)
-		assert.ElementsMatch(t, want, r.Is, "%s (%d)", r.Name, code)
-	}
-	for code, r := range Results {
-		assert.Regexp(t, `^mc(Success|Error[A-Z][A-Za-z]+)$`, r.Name, code)
-		for _, e := range r.Is {
-			assert.NotEqual(t, driver.ErrStubLibrary, e, "MACA has no stub library code")
-		}
-	}
+	}) // and no stub library code: MACA has none
 	assert.Equal(t, "mcErrorMemoryAllocation", Vendor().ResultName(2))
 	assert.Equal(t, "MACA_ERROR_UNKNOWN_CODE_1054", Vendor().ResultName(1054))
 }

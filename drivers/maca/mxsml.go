@@ -15,7 +15,9 @@ package maca
 //
 // and, optional:
 //
-//	mxSmlExReturn_t mxSmlExDeviceGetUUID(mxSmlExDevice_t, char* uuid, unsigned int length);  MXSMLEX_DEVICE_UUID_BUFFER_SIZE 80 (pymxsml: a V2 size of 96)
+//	mxSmlExReturn_t mxSmlExDeviceGetUUID(mxSmlExDevice_t, char* uuid, unsigned int length);  MXSMLEX_DEVICE_UUID_BUFFER_SIZE 80
+//	    ("Guaranteed maximum possible size for device UUID"; INVALID_ARGUMENT "if ... length is invalid": 80 is passed, not 96)
+//	mxSmlExReturn_t mxSmlExMacaDeviceGetCount(unsigned int* deviceCount);  "the number of maca compute devices"
 //	mxSmlExReturn_t mxSmlExDeviceGetMemoryInfo(mxSmlExDevice_t, mxSmlExMemory_t* memory);    bytes
 //	mxSmlExReturn_t mxSmlExDeviceGetPciInfo(mxSmlExDevice_t, mxSmlExPciInfo_t* pci);
 //	mxSmlExReturn_t mxSmlExDeviceGetComputeCapability(mxSmlExDevice_t, int* major, int* minor);
@@ -69,7 +71,7 @@ var MXSMLLibrary = clib.Library{
 type mxsmlSyms struct {
 	init, shutdown, errorString, count, handle, name clib.Func
 	uuid, memory, pci, computeCapability             clib.Func
-	driverVersion                                    clib.Func
+	driverVersion, macaCount                         clib.Func
 }
 
 func (s *mxsmlSyms) table() []clib.Sym {
@@ -85,6 +87,7 @@ func (s *mxsmlSyms) table() []clib.Sym {
 		{Fn: &s.pci, Names: []string{"mxSmlExDeviceGetPciInfo"}, Sig: "hp"},
 		{Fn: &s.computeCapability, Names: []string{"mxSmlExDeviceGetComputeCapability"}, Sig: "hpp"},
 		{Fn: &s.driverVersion, Names: []string{"mxSmlExSystemGetDriverVersion"}, Sig: "pu"},
+		{Fn: &s.macaCount, Names: []string{"mxSmlExMacaDeviceGetCount"}, Sig: "p"},
 	}
 }
 
@@ -98,7 +101,11 @@ type mxsmlPciInfo struct {
 }
 
 // MXSML asks MetaX's management library which MetaX GPUs are here, then
-// applies the visibility variables as presence.go says. It opens libmxsml.so
+// applies the visibility variables the presence tier can decide
+// (Visibility). Where mxSmlExMacaDeviceGetCount counts fewer MACA compute
+// devices than mxSmlExDeviceGetCount counts devices, a note says so: MXSML
+// does not tell which of them the MACA runtime leaves out, so the list is
+// kept whole. It opens libmxsml.so
 // (FLAGOS_LIBMXSML_PATH overrides the search), calls mxSmlExInit, reads
 // every device and calls mxSmlExShutdown before returning (under
 // presence.WithoutShutdown, the process's exit or the library's next query
@@ -107,8 +114,9 @@ type mxsmlPciInfo struct {
 // keeps no state.
 func MXSML(e *presence.Env) presence.Report {
 	var s mxsmlSyms
+	var macaNote string
 	c := &clib.Codes{Library: "MXSML", Names: mxsmlReturnNames, Message: presence.ErrorString(&s.errorString)}
-	return presence.Query(e, presence.Management{
+	r := presence.Query(e, presence.Management{
 		Source: SourceMXSML, Library: MXSMLLibrary, Symbols: s.table(), Codes: c,
 		Ships:      "the MetaX driver",
 		Init:       func() error { return c.Check("mxSmlExInit", s.init.CallCode()) },
@@ -123,11 +131,35 @@ func MXSML(e *presence.Env) presence.Report {
 		Count: func() (uint64, string, error) {
 			var n uint32
 			err := c.Check("mxSmlExDeviceGetCount", s.count.CallCode(uintptr(unsafe.Pointer(&n))))
+			if err == nil {
+				macaNote = s.macaCountNote(c, n)
+			}
 			return uint64(n), "mxSmlExDeviceGetCount", err
 		},
-		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
-		Visible: visible(e), // its errors name the variable
+		Device: func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Rules:  Visibility,
 	})
+	if macaNote != "" {
+		r.Notes = append(r.Notes, macaNote)
+	}
+	return r
+}
+
+// macaCountNote compares mxSmlExMacaDeviceGetCount's count of MACA compute
+// devices with n, mxSmlExDeviceGetCount's: "" where they agree or the
+// library lacks the function.
+func (s *mxsmlSyms) macaCountNote(c *clib.Codes, n uint32) string {
+	if !s.macaCount.OK() {
+		return ""
+	}
+	var m uint32
+	if err := c.Check("mxSmlExMacaDeviceGetCount", s.macaCount.CallCode(uintptr(unsafe.Pointer(&m)))); err != nil {
+		return err.Error()
+	}
+	if m == n {
+		return ""
+	}
+	return fmt.Sprintf("mxSmlExMacaDeviceGetCount counts %d MACA compute device(s) of the %d mxSmlExDeviceGetCount counts; MXSML does not say which the MACA runtime leaves out, so all are listed", m, n)
 }
 
 // device reads device i through its handle; memory that is not free, total
@@ -142,7 +174,8 @@ func (s *mxsmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(e
 		d.Name = clib.CString(buf[:])
 	}
 	buf = [96]byte{}
-	if s.uuid.OK() && note(c.Check("mxSmlExDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
+	const uuidSize = 80 // MXSMLEX_DEVICE_UUID_BUFFER_SIZE
+	if s.uuid.OK() && note(c.Check("mxSmlExDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uuidSize))) {
 		d.UUID = clib.CString(buf[:])
 	}
 	var m mxsmlMemory

@@ -10,13 +10,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeMXSML is testdata/fake_mxsml.c, a libmxsml.so driven by FAKE_MXSML_*.
-var fakeMXSML = presencetest.Lib{
-	Src:      "testdata/fake_mxsml.c",
-	Soname:   "libmxsml.so",
-	Override: MXSMLEnvVar,
-	LogEnv:   "FAKE_MXSML_LOG",
-}
+// fakeMXSML is testdata/fake_mxsml.c, a libmxsml.so driven by FAKE_MXSML_* (the log variable: the kit's default).
+var fakeMXSML = presencetest.Lib{Src: "testdata/fake_mxsml.c", Soname: "libmxsml.so", Override: MXSMLEnvVar}
 
 const mxsmlInit, mxsmlShutdown = "mxSmlExInit", "mxSmlExShutdown"
 
@@ -28,7 +23,7 @@ func TestMXSMLFakes(t *testing.T) {
 }
 
 var mxsmlCommon = &presencetest.Common{
-	Source: SourceMXSML, Label: "MXSML", Vars: presencetest.VarsOf("FAKE_MXSML_"),
+	Source: SourceMXSML, Label: "MXSML",
 	Init: mxsmlInit, Shutdown: mxsmlShutdown, ErrorString: "mxSmlExErrorString",
 	Count: "mxSmlExDeviceGetCount", Handle: "mxSmlExGetDeviceHandleByIndex",
 	DeviceCalls: []string{"mxSmlExGetDeviceHandleByIndex", "mxSmlExDeviceGetName", "mxSmlExDeviceGetUUID", "mxSmlExDeviceGetMemoryInfo"},
@@ -40,8 +35,8 @@ var mxsmlCommon = &presencetest.Common{
 	Missing:    presencetest.Missing{Define: "FAKE_NO_NAME", Names: []string{"mxSmlExDeviceGetName"}},
 	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_OPTIONAL"},
 		Answer: presencetest.Answer{Devices: []presence.Device{{Name: "MetaX C500"}, {Index: 1, SourceIndex: 1, Name: "MetaX C500"}}}},
-	Visible: CUDAVisibleDevicesEnv,                        // MACA_VISIBLE_DEVICES is undecidable: see below
-	Also:    func(e *presence.Env) { presenceSources(e) }, // the nodes
+	Visible: CUDAVisibleDevicesEnv, EmptyUndecidable: true, // MACA_VISIBLE_DEVICES is undecidable: see below
+	Also: func(e *presence.Env) { presenceSources(e) }, // the nodes
 }
 
 // c500 is the fake's device i with its defaults.
@@ -85,9 +80,18 @@ var mxsmlCases = []presencetest.Case{
 		assert.Equal(t, "MXSML sees 3 devices, 2 visible through CUDA_VISIBLE_DEVICES=2,0", r.Reason)
 	}},
 	{Name: "CUDA_VISIBLE_DEVICES by UUID", Env: []string{"CUDA_VISIBLE_DEVICES=GPU-5f3c0000-1111-2222-3333-000000000001"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		assert.ErrorIs(t, r.Err, presence.ErrUndecidable, "MetaX's stack documents lists of indexes only")
+	}},
+	{Name: "UUID within its 80-byte bound", Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)
-		require.Len(t, r.Devices, 1)
-		assert.Equal(t, 1, r.Devices[0].SourceIndex)
+		assert.Equal(t, "GPU-5f3c0000-1111-2222-3333-000000000000", r.Devices[0].UUID, "the fake refuses a length past 80")
+		assert.Empty(t, r.Notes)
+	}},
+	{Name: "fewer MACA compute devices", Env: []string{"FAKE_MXSML_COUNT=3", "FAKE_MXSML_MACA_COUNT=2"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		assert.Len(t, r.Devices, 3, "which one the runtime leaves out is not told")
+		assert.Contains(t, presencetest.Notes(r), "mxSmlExMacaDeviceGetCount counts 2 MACA compute device(s) of the 3")
+		assert.Contains(t, calls, "mxSmlExMacaDeviceGetCount")
 	}},
 	{Name: "MACA_VISIBLE_DEVICES undecidable", Env: []string{"MACA_VISIBLE_DEVICES=1"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		assert.ErrorIs(t, r.Err, presence.ErrUndecidable)

@@ -47,28 +47,5 @@ func nodes(e *presence.Env) presence.Report {
 			devs = append(devs, d)
 		}
 	}
-	return presence.NodesOf("/dev/dri/renderD* of metax", devs, notes, visible(e), e)
-}
-
-// visible applies the visibility variables the presence tier can decide.
-// CUDA_VISIBLE_DEVICES is read with CUDA's rules (presence.Visible):
-// MetaX's own stack selects devices with it (vLLM-metax, Ray), so the MACA
-// runtime is taken to honour it as CUDA's does. MACA_VISIBLE_DEVICES is in
-// wide use too, but whether the runtime applies it, how, and which of the
-// two wins is not confirmed by any MetaX source: where it is set the
-// answer is presence.ErrUndecidable (FLAGOS_PROBE=isolated asks the
-// runtime itself).
-func visible(e *presence.Env) func([]presence.Device) ([]presence.Device, string, error) {
-	return func(all []presence.Device) ([]presence.Device, string, error) {
-		if v, ok := e.Lookup(VisibleDevicesEnv); ok {
-			return nil, VisibleDevicesEnv + "=" + v, fmt.Errorf("%w: %s=%q is set, and how the MACA runtime applies it (beside %s) is not confirmed",
-				presence.ErrUndecidable, VisibleDevicesEnv, v, CUDAVisibleDevicesEnv)
-		}
-		value, set := e.Lookup(CUDAVisibleDevicesEnv)
-		devs, err := presence.Visible(all, value, set)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", CUDAVisibleDevicesEnv, err)
-		}
-		return devs, presence.Visibility(CUDAVisibleDevicesEnv, value, set), err
-	}
+	return presence.NodesOf("/dev/dri/renderD* of metax", devs, notes, e.VisibleRules(Visibility), e)
 }

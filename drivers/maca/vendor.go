@@ -27,7 +27,7 @@ const (
 	// set (FlagCX docs, FlagScale's platform table) and a third party says
 	// the runtime reads. Which of the two the MACA runtime itself applies
 	// is not confirmed by any MetaX source: both are reported, and the
-	// presence tier applies CUDA_VISIBLE_DEVICES only (see presence.go).
+	// presence tier applies CUDA_VISIBLE_DEVICES only (see visible.go).
 	VisibleDevicesEnv = "MACA_VISIBLE_DEVICES"
 )
 
@@ -87,6 +87,7 @@ var vendor = &driver.Vendor{
 	// encoding is not (third parties only assume CUDA's), so the number is
 	// reported as it is.
 	VisibleEnv: []string{CUDAVisibleDevicesEnv, VisibleDevicesEnv},
+	Visibility: Visibility,
 	Presence:   presenceSources,
 	Container:  container,
 	Vars: []driver.Var{{Name: MXSMLEnvVar, Kind: driver.VarLibraryPath,

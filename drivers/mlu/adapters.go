@@ -19,6 +19,63 @@ var Adapters = map[driver.Op]driver.Adapter{
 	driver.OpModuleGetFunction: moduleGetKernel,
 	driver.OpModuleGetGlobal:   moduleGetSymbol,
 	driver.OpStreamWaitEvent:   queueWaitNotifier,
+	driver.OpDeviceUUID:        deviceUUID,
+}
+
+// cnOpsNotSupported is CN_OPS_ERROR_NOT_SUPPORTED, which reads as
+// device.ErrNotSupported: the device has no UUID flagshim can tell.
+const cnOpsNotSupported = 100050
+
+// deviceUUID: CNresult cnDeviceGetUuidStr(char *uuid_str, int len, CNdev
+// dev), "Returns a 36-byte UUID string" (cn_api.h, CNDrv 2.15.5), which
+// cnDeviceGetByUuidStr takes back as the string "obtained through
+// ::cnDeviceGetUuidStr() or CNDEV APIs": the UUID CNDev gives, so the exact
+// tier and the presence tier name an MLU alike (letter case aside: UUIDs
+// are written in lower case). Its 32 hex digits become CUDA's 16 bytes; a
+// string of another shape is no UUID. Where the library has only
+// cnDeviceGetUuid (CNuuid, char uuid[16]) it is called as CUDA's.
+func deviceUUID(fn *clib.Func, args ...uintptr) int {
+	if fn.Name() != "cnDeviceGetUuidStr" {
+		return fn.CallCode(args...)
+	}
+	var buf [40]byte // 36 characters and the NUL, as torch_mlu passes 40
+	if r := fn.CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), args[1]); r != 0 {
+		return r
+	}
+	u, ok := parseUUID(clib.CString(buf[:]))
+	if !ok {
+		return cnOpsNotSupported
+	}
+	copy((*[16]byte)(clib.Ptr(args[0]))[:], u[:])
+	return 0
+}
+
+// parseUUID reads "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hex, any case).
+func parseUUID(s string) (u [16]byte, ok bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return u, false
+	}
+	hex := s[:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
+	for i := range u {
+		hi, lo := unhex(hex[2*i]), unhex(hex[2*i+1])
+		if hi < 0 || lo < 0 {
+			return u, false
+		}
+		u[i] = byte(hi<<4 | lo)
+	}
+	return u, true
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // cnInvalidValue is CN_ERROR_INVALID_VALUE, what an adapter answers for

@@ -28,9 +28,8 @@ package mlu
 // The header's __uint64_t and __int64_t are long on LP64 Linux: 8 bytes.
 // Structs with a version field get CNDEV_VERSION_6 (6), as mlu-exporter
 // sets. A device's UUID is written "MLU-" + CNDev's UUID string, as the
-// k8s device plugin writes it (pkg/cndev/bindings.go); that it equals the
-// formatted 16 bytes of CNDrv's cnDeviceGetUuid (the exact tier) is not
-// confirmed. CNDev talks to the kernel driver through /dev/cambricon_ctl;
+// k8s device plugin writes it (pkg/cndev/bindings.go); the exact tier reads
+// the same string through cnDeviceGetUuidStr (adapters.go). CNDev talks to the kernel driver through /dev/cambricon_ctl;
 // cndevInit initializes no CNDrv context.
 
 import (
@@ -109,8 +108,8 @@ type cndevPCIeInfoV2 struct {
 }
 
 // CNDev asks Cambricon's management library which MLUs are here, then
-// applies MLU_VISIBLE_DEVICES (comma-separated ordinals, as
-// CUDA_VISIBLE_DEVICES' ordinals: see presence.Visible). It opens
+// applies CN_VISIBLE_DEVICES or MLU_VISIBLE_DEVICES as Cambricon's runtime
+// reads them (Visibility). It opens
 // libcndev.so (FLAGOS_LIBCNDEV_PATH overrides the search), calls cndevInit,
 // reads every device and calls cndevRelease before returning (under
 // presence.WithoutShutdown, the process's exit or the library's next query
@@ -132,9 +131,8 @@ func CNDev(e *presence.Env) presence.Report {
 			err := c.Check("cndevGetDeviceCount", s.count.CallCode(uintptr(unsafe.Pointer(&info))))
 			return uint64(info.number), "cndevGetDeviceCount", err
 		},
-		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
-		Visible: e.VisibleBy(VisibleDevicesEnv),
-		Runtime: "CNDrv",
+		Device: func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, i, d, note) },
+		Rules:  Visibility,
 	})
 }
 

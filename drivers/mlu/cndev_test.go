@@ -11,13 +11,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeCNDev is testdata/fake_cndev.c, a libcndev.so driven by FAKE_CNDEV_*.
-var fakeCNDev = presencetest.Lib{
-	Src:      "testdata/fake_cndev.c",
-	Soname:   "libcndev.so",
-	Override: CNDevEnvVar,
-	LogEnv:   "FAKE_CNDEV_LOG",
-}
+// fakeCNDev is testdata/fake_cndev.c, a libcndev.so driven by FAKE_CNDEV_* (the log variable: the kit's default).
+var fakeCNDev = presencetest.Lib{Src: "testdata/fake_cndev.c", Soname: "libcndev.so", Override: CNDevEnvVar}
 
 const cndevInit, cndevRelease = "cndevInit", "cndevRelease"
 
@@ -41,7 +36,7 @@ func TestCNDevFakes(t *testing.T) {
 }
 
 var cndevCommon = &presencetest.Common{
-	Source: SourceCNDev, Label: "CNDev", Vars: presencetest.VarsOf("FAKE_CNDEV_"),
+	Source: SourceCNDev, Label: "CNDev",
 	Init: cndevInit, Shutdown: cndevRelease, ErrorString: "cndevGetErrorString",
 	Count: "cndevGetDeviceCount", Handle: "cndevGetDeviceHandleByIndex",
 	DeviceCalls: []string{"cndevGetDeviceHandleByIndex", "cndevGetUUID", "cndevGetCardNameStringByDevId"},
@@ -54,8 +49,8 @@ var cndevCommon = &presencetest.Common{
 	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_NAME", "-DFAKE_NO_UUID", "-DFAKE_NO_MEMORY", "-DFAKE_NO_PCI", "-DFAKE_NO_VERSION", "-DFAKE_NO_ERRSTR"},
 		Env: []string{"FAKE_CNDEV_COUNT=2"}, Answer: presencetest.Answer{Devices: []presence.Device{{}, {Index: 1, SourceIndex: 1}}}},
 	NoErrorString: "FAKE_NO_ERRSTR",
-	Visible:       VisibleDevicesEnv, Ignored: []string{"CUDA_VISIBLE_DEVICES"},
-	Also: func(e *presence.Env) { presenceSources(e) }, // the nodes
+	Visible:       VisibleDevicesEnv,
+	Also:          func(e *presence.Env) { presenceSources(e) }, // the nodes
 	// Its fake's init is a flag its release clears (no public source says
 	// the library counts its inits): the concurrent case holds because
 	// presence.Query runs one session at a time.
@@ -101,6 +96,30 @@ var cndevCases = []presencetest.Case{
 			assert.Zero(t, r.Devices[0].TotalMemory)
 			assert.Zero(t, r.Devices[0].FreeMemory)
 			assert.Contains(t, presencetest.Notes(r), "physicalMemoryTotal is 4611686018427387904 MB, more bytes than 64 bits hold")
+		}},
+	{Name: "CN_VISIBLE_DEVICES first", Env: []string{"FAKE_CNDEV_COUNT=3", "CN_VISIBLE_DEVICES=2", "MLU_VISIBLE_DEVICES=0,1"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.Len(t, r.Devices, 1)
+			assert.Equal(t, 2, r.Devices[0].SourceIndex)
+			assert.Equal(t, "CN_VISIBLE_DEVICES=2", r.Visibility)
+		}},
+	{Name: "visible by UUID", Env: []string{"FAKE_CNDEV_COUNT=3", "MLU_VISIBLE_DEVICES=00000002-aaaa-bbbb-cccc-dddddddddddd,00000000-aaaa-bbbb-cccc-dddddddddddd"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.Len(t, r.Devices, 2)
+			assert.Equal(t, [2]int{2, 0}, [2]int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
+		}},
+	{Name: "CUDA_VISIBLE_DEVICES alone is undecidable", Env: []string{"FAKE_CNDEV_COUNT=3", "CUDA_VISIBLE_DEVICES=1"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			assert.ErrorIs(t, r.Err, presence.ErrUndecidable, "torch_mlu r2.4 reads it, r2.1 does not")
+			assert.Contains(t, r.Reason, `CUDA_VISIBLE_DEVICES="1" is set`)
+		}},
+	{Name: "CUDA_VISIBLE_DEVICES after MLU's", Env: []string{"FAKE_CNDEV_COUNT=3", "CUDA_VISIBLE_DEVICES=1", "MLU_VISIBLE_DEVICES=0"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.Len(t, r.Devices, 1)
+			assert.Equal(t, 0, r.Devices[0].SourceIndex)
 		}},
 	{Name: "uuid fails: noted", Env: []string{"FAKE_CNDEV_UUID_RESULT=10"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)

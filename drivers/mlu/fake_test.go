@@ -9,7 +9,6 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 )
 
 // suite runs the driver core's conformance cases against the fake
@@ -18,9 +17,8 @@ import (
 // number its cases use.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	NewBackend: New,
 	Presence:   cndevPresence,
-	FakeSource: "", // set in TestMain: an absolute path
-	FakeSoname: "libcndrv.so",
 	Version:    [2]int{2, 15},
 	PCIBusID:   "0000:%02x:00.0",
 	Codes:      fakeCodes,
@@ -49,57 +47,31 @@ var fakeCodes = map[int]int{
 func TestMain(m *testing.M) { drivertest.Main(m) }
 
 // TestFakes runs the whole conformance suite on the fake.
-func TestFakes(t *testing.T) {
-	suite.FakeSource = dltest.Abs(t, "testdata/fake_libcndrv.c")
-	suite.Test(t)
-}
-
-func TestNewDoesNoIO(t *testing.T) {
-	b := New()
-	assert.Equal(t, Type, b.Type())
-	assert.Same(t, Vendor(), b.Vendor())
-	assert.False(t, b.Loaded(), "New and Type open nothing")
-}
+func TestFakes(t *testing.T) { suite.Test(t) }
 
 func TestVendor(t *testing.T) {
 	v := Vendor()
-	require.NoError(t, v.Validate())
+	drivertest.CheckSymbols(t, v, `^cn[A-Z]`, 0)
 	assert.Equal(t, driver.PrimaryContext, v.Context)
 	assert.Equal(t, driver.ErrorTextOut, v.ErrorText)
 	assert.Equal(t, driver.JITOptions{}, v.JIT, "CNDrv has no JIT options")
-	for op, names := range v.Symbols {
-		for _, n := range names {
-			assert.Regexp(t, `^cn[A-Z]`, n, op)
-		}
-	}
 	for _, op := range []driver.Op{driver.OpLaunchKernel, driver.OpModuleLoadDataEx, driver.OpFuncGetParamInfo, driver.OpSetDevice, driver.OpGetDevice} {
 		assert.NotContains(t, v.Symbols, op, "not bound: %s", op)
 	}
 	for op := range v.Adapters {
 		assert.Contains(t, v.Symbols, op, "an adapter of an unbound operation: %s", op)
 	}
-	assert.Len(t, v.Adapters, 7)
-	for _, c := range []struct{ version, major, minor int }{{215005, 2, 15}, {200000, 2, 0}, {1006000, 10, 6}, {299999, 2, 99}} {
-		major, minor := v.DecodeVersion(c.version)
-		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "CN_VERSION %d", c.version)
-	}
+	assert.Len(t, v.Adapters, 8)
+	drivertest.CheckVersions(t, v, [3]int{215005, 2, 15}, [3]int{200000, 2, 0}, [3]int{1006000, 10, 6}, [3]int{299999, 2, 99}) // CN_VERSION
 	assert.Equal(t, "2.15", v.FormatVersion(215005))
-	assert.Equal(t, []string{EnvVar, CNDevEnvVar, VisibleDevicesEnv}, varNames(v))
+	assert.Equal(t, []string{EnvVar, CNDevEnvVar, cudaVisibleDevicesEnv, CNVisibleDevicesEnv, VisibleDevicesEnv}, drivertest.VariableNames(v))
 	assert.Equal(t, []uint16{0xcabc}, v.PCIVendors)
 	assert.Equal(t, 30, v.Auto)
 	assert.Equal(t, device.Type("mlu"), v.Type)
 }
 
-func varNames(v *driver.Vendor) []string {
-	var out []string
-	for _, x := range v.Variables() {
-		out = append(out, x.Name)
-	}
-	return out
-}
-
 func TestResults(t *testing.T) {
-	for code, want := range map[int][]error{
+	drivertest.CheckResults(t, Vendor(), `^CN_[A-Z0-9_]+$`, map[int][]error{
 		1:      {device.ErrNotReady},
 		100002: {driver.ErrNotInitialized},
 		100003: {driver.ErrNotInitialized},
@@ -119,17 +91,7 @@ func TestResults(t *testing.T) {
 		101313: {device.ErrInvalidImage},
 		101315: {device.ErrInvalidImage},
 		200000: nil,
-	} {
-		r, ok := Results[code]
-		require.True(t, ok, "code %d", code)
-		assert.ElementsMatch(t, want, r.Is, "%s (%d)", r.Name, code)
-	}
-	for code, r := range Results {
-		assert.Regexp(t, `^CN_[A-Z0-9_]+$`, r.Name, code)
-		for _, e := range r.Is {
-			assert.NotEqual(t, driver.ErrStubLibrary, e, "CNDrv has no stub library code")
-		}
-	}
+	}) // and no stub library code: CNDrv has none
 	// The kit's CUDA numbers map to codes of the table (those it runs).
 	for cu, c := range fakeCodes {
 		_, ok := Results[c]
@@ -142,23 +104,10 @@ func TestResults(t *testing.T) {
 // asynchronous copies) whose cnDriverGetVersion needs init: the flag-less
 // wait and the plain copies are used, and the version is read after init.
 func TestFallbacks(t *testing.T) {
-	if dltest.IsChild(t) {
-		fallbacks(t)
-		return
-	}
-	if dltest.CC() == "" {
-		t.Skip("no C compiler (go env CC) to build the fake")
-	}
-	suite.FakeSource = dltest.Abs(t, "testdata/fake_libcndrv.c")
-	p := suite.Build(t, "-DFAKE_NO_WAIT_WITH_FLAGS", "-DFAKE_NO_ASYNC_V2")
-	out := dltest.MustChild(t, "TestFallbacks", EnvVar+"="+p, "FAKE_CN_VERSION_NEEDS_INIT=1")
-	if testing.Verbose() {
-		t.Log(out)
-	}
+	suite.InChild(t, []string{"-DFAKE_NO_WAIT_WITH_FLAGS", "-DFAKE_NO_ASYNC_V2"}, []string{"FAKE_CN_VERSION_NEEDS_INIT=1"}, fallbacks)
 }
 
-func fallbacks(t *testing.T) {
-	b := New()
+func fallbacks(t *testing.T, b *driver.Backend) {
 	lib := b.LibraryInfo()
 	require.NoError(t, lib.Err)
 	assert.Zero(t, lib.Version, "the version needs init: unknown before it")

@@ -24,4 +24,5 @@ var deviceNodes = presence.NodeSpec{
 	Prefixes: []string{"cambricon_dev"},
 	Control:  []string{"/dev/cambricon_ctl"},
 	Visible:  VisibleDevicesEnv,
+	Rules:    Visibility,
 }

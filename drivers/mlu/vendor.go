@@ -77,12 +77,15 @@ var vendor = &driver.Vendor{
 	// torch_mlu and the k8s device plugin write MLU UUIDs as "MLU-" + the
 	// UUID (Cambricon/cambricon-k8s-device-plugin pkg/cndev/bindings.go).
 	UUIDPrefix:  "MLU-",
-	VisibleEnv:  []string{VisibleDevicesEnv},
+	VisibleEnv:  []string{CNVisibleDevicesEnv, VisibleDevicesEnv},
+	Visibility:  Visibility,
 	Presence:    presenceSources,
 	Container:   container,
 	DeviceNodes: deviceNodes,
 	Vars: []driver.Var{{Name: CNDevEnvVar, Kind: driver.VarLibraryPath,
-		Doc: "the absolute path of CNDev (libcndev.so), which FLAGOS_PROBE=presence reads, to open instead of searching"}},
+		Doc: "the absolute path of CNDev (libcndev.so), which FLAGOS_PROBE=presence reads, to open instead of searching"},
+		{Name: cudaVisibleDevicesEnv, Kind: driver.VarVisible,
+			Doc: "read by torch_mlu (r2.4) after CN_VISIBLE_DEVICES and MLU_VISIBLE_DEVICES, as the CNRT it follows; where it alone is set the presence tier cannot decide"}},
 	Auto:       AutoRank,
 	PCIVendors: []uint16{PCIVendorCambricon},
 }
@@ -130,7 +133,10 @@ var Symbols = map[driver.Op][]string{
 	driver.OpDeviceTotalMem:  {"cnDeviceTotalMem"},   // CNresult cnDeviceTotalMem(cn_uint64_t *pbytes, CNdev dev)
 	driver.OpDeviceAttribute: {"cnDeviceGetAttribute"},
 	// CNresult cnDeviceGetAttribute(int *pi, CNdevice_attribute attrib, CNdev dev)
-	driver.OpDeviceUUID:     {"cnDeviceGetUuid"},     // CNresult cnDeviceGetUuid(CNuuid *uuid, CNdev dev): CNuuid is char uuid[16]
+	// CNresult cnDeviceGetUuidStr(char *uuid_str, int len, CNdev dev), else
+	// CNresult cnDeviceGetUuid(CNuuid *uuid, CNdev dev) (CNuuid is char
+	// uuid[16]): adapter.
+	driver.OpDeviceUUID:     {"cnDeviceGetUuidStr", "cnDeviceGetUuid"},
 	driver.OpDevicePCIBusID: {"cnDeviceGetPCIBusId"}, // CNresult cnDeviceGetPCIBusId(char *pciBusId, int len, CNdev dev)
 	driver.OpErrorName:      {"cnGetErrorName"},      // CNresult cnGetErrorName(CNresult error, const char **pStr): adapter
 	driver.OpErrorString:    {"cnGetErrorString"},    // CNresult cnGetErrorString(CNresult error, const char **pStr)

@@ -101,8 +101,8 @@ type mtmlPciInfo struct {
 const mtmlMPCParent = 1
 
 // MTML asks the Moore Threads Management Library which Moore Threads GPUs
-// are here, then applies MUSA_VISIBLE_DEVICES with CUDA_VISIBLE_DEVICES'
-// rules (see presence.Visible). It opens libmtml.so (FLAGOS_LIBMTML_PATH
+// are here, then applies MUSA_VISIBLE_DEVICES as MUSA documents it
+// (Visibility). It opens libmtml.so (FLAGOS_LIBMTML_PATH
 // overrides the search), calls mtmlLibraryInit, reads every device and calls
 // mtmlLibraryShutDown before returning (under presence.WithoutShutdown, the
 // process's exit or the library's next query does); it never initializes
@@ -129,9 +129,8 @@ func MTML(e *presence.Env) presence.Report {
 			err := c.Check("mtmlLibraryCountDevice", s.count.CallCode(h, uintptr(unsafe.Pointer(&n))))
 			return uint64(n), "mtmlLibraryCountDevice", err
 		},
-		Device:  func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, h, i, d, note) },
-		Visible: e.VisibleBy(VisibleDevicesEnv),
-		Runtime: "MUSA",
+		Device: func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, h, i, d, note) },
+		Rules:  Visibility,
 	})
 }
 

@@ -11,13 +11,8 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeMTML is testdata/fake_mtml.c, a libmtml.so driven by FAKE_MTML_*.
-var fakeMTML = presencetest.Lib{
-	Src:      "testdata/fake_mtml.c",
-	Soname:   "libmtml.so",
-	Override: MTMLEnvVar,
-	LogEnv:   "FAKE_MTML_LOG",
-}
+// fakeMTML is testdata/fake_mtml.c, a libmtml.so driven by FAKE_MTML_* (the log variable: the kit's default).
+var fakeMTML = presencetest.Lib{Src: "testdata/fake_mtml.c", Soname: "libmtml.so", Override: MTMLEnvVar}
 
 const mtmlInit, mtmlShutdown = "mtmlLibraryInit", "mtmlLibraryShutDown"
 
@@ -29,7 +24,7 @@ func TestMTMLFakes(t *testing.T) {
 }
 
 var mtmlCommon = &presencetest.Common{
-	Source: SourceMTML, Label: "MTML", Vars: presencetest.VarsOf("FAKE_MTML_"),
+	Source: SourceMTML, Label: "MTML",
 	Init: mtmlInit, Shutdown: mtmlShutdown, ErrorString: "mtmlErrorString",
 	Count: "mtmlLibraryCountDevice", Handle: "mtmlLibraryInitDeviceByIndex",
 	DeviceCalls: []string{"mtmlLibraryInitDeviceByIndex", "mtmlDeviceGetProperty", "mtmlDeviceGetName", "mtmlDeviceGetUUID"},
@@ -44,7 +39,7 @@ var mtmlCommon = &presencetest.Common{
 		Env:    []string{"FAKE_MTML_MPC_PARENT=0"},
 		Answer: presencetest.Answer{Devices: []presence.Device{{Name: "MTT S4000", UUID: "00000000-aaaa-bbbb-cccc-dddddddddddd"}}}},
 	NoErrorString: "FAKE_NO_ERRSTR",
-	Visible:       VisibleDevicesEnv, Ignored: []string{"CUDA_VISIBLE_DEVICES"},
+	Visible:       VisibleDevicesEnv, EmptyUndecidable: true, Ignored: []string{"CUDA_VISIBLE_DEVICES"},
 	// MUSA's nodes and HIP's sources. (NVML is drivers/cuda's case.)
 	Also: func(e *presence.Env) { presenceSources(e); hip.Vendor().Presence(e) },
 }
@@ -64,11 +59,22 @@ var mtmlCases = []presencetest.Case{
 		assert.Contains(t, presencetest.Notes(r), "device 0 is an MPC parent")
 		presencetest.Paired(t, calls, mtmlInit, mtmlShutdown)
 	}},
+	// MUSA documents lists of indexes only: a UUID, a repeat or an index
+	// past the last device is not guessed.
 	{Name: "visible by UUID", Env: []string{"FAKE_MTML_COUNT=3", "FAKE_MTML_UUIDS=1a000000-0,2b000000-1,3c000000-2", "MUSA_VISIBLE_DEVICES=GPU-3c,GPU-1a"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
+			assert.Equal(t, "MUSA_VISIBLE_DEVICES=GPU-3c,GPU-1a", r.Visibility)
+			assert.Contains(t, r.Reason, "lists of indexes only")
+		}},
+	{Name: "visible indexes", Env: []string{"FAKE_MTML_COUNT=3", "MUSA_VISIBLE_DEVICES=2,0"},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			require.NoError(t, r.Err)
 			require.Len(t, r.Devices, 2)
 			assert.Equal(t, [2]int{2, 0}, [2]int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
-			assert.Equal(t, "MUSA_VISIBLE_DEVICES=GPU-3c,GPU-1a", r.Visibility)
+		}},
+	{Name: "visible repeat", Env: []string{"FAKE_MTML_COUNT=3", "MUSA_VISIBLE_DEVICES=1,1"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
 		}},
 }

@@ -20,4 +20,5 @@ var deviceNodes = presence.NodeSpec{
 	Dir:      "/dev",
 	Prefixes: []string{"mtgpu.", "mtgpu"},
 	Visible:  VisibleDevicesEnv,
+	Rules:    Visibility,
 }

@@ -1,7 +1,6 @@
 package musa
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,24 +33,6 @@ func TestNodesMooreThreadsBothForms(t *testing.T) {
 
 // TestPresenceSources: MTML first, the nodes as the fallback.
 func TestPresenceSources(t *testing.T) {
-	tr := presencetest.NewTree(t).Char("dev/mtgpu.0")
-	e := presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(presencetest.Lookup(MTMLEnvVar, "relative/libmtml.so")))
-	rs := presenceSources(e)
-	require.Len(t, rs, 2)
-	assert.Equal(t, SourceMTML, rs[0].Source)
-	assert.ErrorIs(t, rs[0].Err, presence.ErrBadOverride)
-	assert.Equal(t, presence.SourceNodes, rs[1].Source)
-	assert.True(t, rs[1].Available())
+	presencetest.Fallback(t, presenceSources, presencetest.NewTree(t).Char("dev/mtgpu.0"), SourceMTML, presence.ErrNoLibrary, 1)
 	assert.Equal(t, deviceNodes, Vendor().DeviceNodes)
-}
-
-func TestNodesRealRoot(t *testing.T) {
-	// On the real root the answer is whatever this machine has; it must be
-	// consistent, not panic, and keep Index in order.
-	r := presence.Nodes(deviceNodes, presence.NewEnv())
-	for i, d := range r.Devices {
-		assert.Equal(t, i, d.Index)
-		assert.True(t, strings.HasPrefix(d.Node, "/dev/"), d.Node)
-	}
-	assert.NotEmpty(t, r.Reason)
 }

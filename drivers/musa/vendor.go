@@ -55,6 +55,7 @@ var vendor = func() *driver.Vendor {
 	delete(v.Symbols, driver.OpFuncGetParamInfo)
 	v.VersionBase = 10000 // 30100 is 3.1
 	v.VisibleEnv = []string{VisibleDevicesEnv}
+	v.Visibility = Visibility
 	v.Presence = presenceSources
 	v.DeviceNodes = deviceNodes
 	v.Container = container

@@ -55,10 +55,11 @@ var DCMILibrary = clib.Library{
 type dcmiSyms struct {
 	init, cardList, devNum, logicID            clib.Func
 	chipInfo, hbm, memory, pcie, driverVersion clib.Func
+	v2                                         dcmiV2Syms // Ascend 950 boards (dcmiv2.go)
 }
 
 func (s *dcmiSyms) table() []clib.Sym {
-	return []clib.Sym{
+	return append([]clib.Sym{
 		{Fn: &s.init, Names: []string{"dcmi_init"}, Required: true, Sig: ""},
 		{Fn: &s.cardList, Names: []string{"dcmi_get_card_list", "dcmi_get_card_num_list"}, Required: true, Sig: "ppi"},
 		{Fn: &s.devNum, Names: []string{"dcmi_get_device_num_in_card"}, Required: true, Sig: "ip"},
@@ -68,7 +69,7 @@ func (s *dcmiSyms) table() []clib.Sym {
 		{Fn: &s.memory, Names: []string{"dcmi_get_device_memory_info_v3"}, Sig: "iip"},
 		{Fn: &s.pcie, Names: []string{"dcmi_get_device_pcie_info_v2"}, Sig: "iip"},
 		{Fn: &s.driverVersion, Names: []string{"dcmi_get_driver_version"}, Sig: "pu"},
-	}
+	}, s.v2.table()...)
 }
 
 // The structs, LP64 (offsets checked in dcmi_test.go against gcc's).
@@ -116,33 +117,64 @@ type dcmiDev struct{ card, dev int32 }
 
 // DCMI asks Huawei's DCMI which Ascend NPUs are here, then applies
 // ASCEND_RT_VISIBLE_DEVICES the way the runtime does
-// (presence.VisibleAscendRT). It opens libdcmi.so (FLAGOS_LIBDCMI_PATH
+// (Visibility). It opens libdcmi.so (FLAGOS_LIBDCMI_PATH
 // overrides the search) and calls dcmi_init; it never loads AscendCL. Every
 // count is refused above device.MaxDevices before anything is allocated or
 // asked for it. Safe for concurrent use; keeps no state.
 func DCMI(e *presence.Env) presence.Report {
 	var s dcmiSyms
 	var devs []dcmiDev // every (card, device) pair, once counted
+	var ids []int32    // every logic id, once counted, on a board of the second API
+	var v2 bool        // an Ascend 950 board: the second API answers (dcmiv2.go)
 	var visNote string // what ASCEND_RT_VISIBLE_DEVICES did, where a user may not expect it
 	c := &clib.Codes{Library: "DCMI", Names: dcmiNames}
 	r := presence.Query(e, presence.Management{
 		Source: SourceDCMI, Library: DCMILibrary, Symbols: s.table(), Codes: c,
-		Ships:      "the Ascend driver",
-		Init:       func() error { return c.Check("dcmi_init", s.init.CallCode()) },
+		Ships: "the Ascend driver",
+		Init: func() error {
+			err := c.Check("dcmi_init", s.init.CallCode())
+			if notSupported(err) {
+				if ok, err2 := s.v2.start(c); ok {
+					v2 = true
+					return nil
+				} else if err2 != nil {
+					return err2
+				}
+			}
+			return err
+		},
 		InitReason: dcmiInitReason,
 		// No shutdown: DCMI has none.
 		Version: func(r *presence.Report, note func(error) bool) {
+			if v2 {
+				r.DriverVersion = s.v2.version(c, note)
+				return
+			}
 			var buf [64]byte
 			if s.driverVersion.OK() && note(c.Check("dcmi_get_driver_version", s.driverVersion.CallCode(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 				r.DriverVersion = clib.CString(buf[:])
 			}
 		},
 		Count: func() (n uint64, fn string, err error) {
+			if v2 {
+				ids, n, fn, err = s.v2.devices(c)
+				return n, fn, err
+			}
 			devs, n, fn, err = s.list(c)
 			return n, fn, err
 		},
-		Device:     func(i int, d *presence.Device, note func(error) bool) error { return s.device(c, devs[i], d, note) },
-		DeviceName: func(i int) string { return fmt.Sprintf("card %d device %d", devs[i].card, devs[i].dev) },
+		Device: func(i int, d *presence.Device, note func(error) bool) error {
+			if v2 {
+				return s.v2.device(c, ids[i], d, note)
+			}
+			return s.device(c, devs[i], d, note)
+		},
+		DeviceName: func(i int) string {
+			if v2 {
+				return fmt.Sprintf("device %d", ids[i])
+			}
+			return fmt.Sprintf("card %d device %d", devs[i].card, devs[i].dev)
+		},
 		Visible: func(all []presence.Device) ([]presence.Device, string, error) {
 			// The runtime numbers its devices by logic id.
 			sorted := slices.Clone(all)
@@ -150,11 +182,13 @@ func DCMI(e *presence.Env) presence.Report {
 			sorted = presence.Renumber(sorted)
 			value, set := e.Lookup(VisibleDevicesEnv)
 			if set {
-				sorted, visNote = presence.VisibleAscendRT(sorted, value)
+				sorted, visNote = visibleAscendRT(sorted, value)
 			}
 			return sorted, presence.Visibility(VisibleDevicesEnv, value, set), nil
 		},
 	})
+	// Every device in the runtime's order, logical id first.
+	slices.SortStableFunc(r.All, func(a, b presence.Device) int { return cmp.Compare(a.SourceIndex, b.SourceIndex) })
 	if visNote != "" && r.Err == nil {
 		r.Notes = append(r.Notes, VisibleDevicesEnv+": "+visNote)
 		r.Reason += "; " + visNote
@@ -282,6 +316,8 @@ func dcmiInitReason(e *clib.Error) string {
 		return fmt.Sprintf("DCMI: %s: this DCMI does not answer inside a container; the device nodes answer instead", e.Detail())
 	case dcmiErrDeviceNotExist:
 		return fmt.Sprintf("DCMI: %s: the Ascend driver sees no NPU", e.Detail())
+	case dcmiErrNotSupport:
+		return fmt.Sprintf("DCMI: %s: this board takes neither DCMI's first API nor its dcmiv2_* API (Ascend 950 boards take only the second): update the Ascend driver, or use FLAGOS_PROBE=isolated", e.Detail())
 	}
 	return e.Error()
 }

@@ -14,19 +14,14 @@ import (
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
 )
 
-// fakeDCMI is testdata/fake_dcmi.c, a libdcmi.so driven by FAKE_DCMI_*.
-var fakeDCMI = presencetest.Lib{
-	Src:      testdata("fake_dcmi.c"),
-	Soname:   "libdcmi.so",
-	Override: DCMIEnvVar,
-	LogEnv:   "FAKE_DCMI_LOG",
-}
+// fakeDCMI is testdata/fake_dcmi.c, a libdcmi.so driven by FAKE_DCMI_* (the log variable: the kit's default).
+var fakeDCMI = presencetest.Lib{Src: "testdata/fake_dcmi.c", Soname: "libdcmi.so", Override: DCMIEnvVar}
 
 // TestDCMIFakes runs each case against the fake DCMI in a child process (a
 // loaded soname stays loaded for the life of a process): what every
 // binding is tested for, then DCMI's own.
 func TestDCMIFakes(t *testing.T) {
-	(&presencetest.Suite{Lib: fakeDCMI, Source: DCMI, Common: dcmiCommon, Cases: dcmiCases}).Test(t)
+	(&presencetest.Suite{Lib: fakeDCMI, Source: DCMI, Common: dcmiCommon, Cases: append(dcmiCases, dcmiV2Cases...)}).Test(t)
 }
 
 // dcmiCommon: DCMI counts cards (FAKE_DCMI_CARDS, one NPU each by default)
@@ -189,4 +184,50 @@ func TestChipName(t *testing.T) {
 	} {
 		assert.Equal(t, c[2], chipName(c[0], c[1]), "%q %q", c[0], c[1])
 	}
+}
+
+// dcmiV2Cases: an Ascend 950 board, as DRV's DCMI answers one: dcmi_init
+// refuses with -8255 and the dcmiv2_* functions answer, by logic id.
+var dcmiV2Cases = []presencetest.Case{
+	{Name: "950 board", Env: []string{"FAKE_DCMI_950=1", "FAKE_DCMI_CARDS=2", "FAKE_DCMI_LOGIC_IDS=1,0"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err, r.Reason)
+			assert.Equal(t, "25.5.0", r.DriverVersion)
+			require.Len(t, r.Devices, 2)
+			assert.Equal(t, presence.Device{Index: 0, SourceIndex: 0, Name: "Ascend950PR", PCIBusID: "0000:19:00.0",
+				TotalMemory: 131072 << 20, FreeMemory: (131072 - 2048) << 20}, r.Devices[0], "logic id 0 is the second NPU")
+			assert.Equal(t, 1, r.Devices[1].SourceIndex)
+			assert.Equal(t, []string{"dcmi_init", "dcmiv2_init", "dcmiv2_get_driver_version", "dcmiv2_get_device_list"}, calls[:4])
+			assert.NotContains(t, calls, "dcmi_get_card_list", "the first API is not asked again")
+			assert.Empty(t, r.Notes)
+		}},
+	{Name: "950 board, visible", Env: []string{"FAKE_DCMI_950=1", "FAKE_DCMI_CARDS=3", "ASCEND_RT_VISIBLE_DEVICES=1,2"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			require.Len(t, r.Devices, 2)
+			assert.Equal(t, [2]int{1, 2}, [2]int{r.Devices[0].SourceIndex, r.Devices[1].SourceIndex})
+		}},
+	{Name: "950 board, old libdcmi", Defines: []string{"-DFAKE_NO_DCMIV2"}, Env: []string{"FAKE_DCMI_950=1"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			assert.ErrorIs(t, r.Err, presence.ErrInit)
+			assert.Contains(t, r.Reason, "DCMI_ERR_CODE_NOT_SUPPORT (-8255)")
+			assert.Contains(t, r.Reason, "dcmiv2_*")
+		}},
+	{Name: "other boards refuse the second API", Env: []string{"FAKE_DCMI_CARDS=2"},
+		Check: func(t *testing.T, r presence.Report, calls []string) {
+			require.NoError(t, r.Err)
+			assert.Len(t, r.Devices, 2)
+			assert.NotContains(t, calls, "dcmiv2_init", "dcmi_init answered: the first API")
+		}},
+	{Name: "chip_info_v2 layout", Run: func(t *testing.T) presence.Report {
+		lib, err := purego.Dlopen(os.Getenv(DCMIEnvVar), purego.RTLD_NOW|purego.RTLD_LOCAL)
+		require.NoError(t, err)
+		var layout func(int32) uint64
+		purego.RegisterLibFunc(&layout, lib, "fake_dcmi_layout_v2")
+		var ci dcmiChipInfoV2
+		assert.EqualValues(t, unsafe.Sizeof(ci), layout(0))
+		assert.EqualValues(t, unsafe.Offsetof(ci.npuName), layout(1))
+		assert.EqualValues(t, 132, unsafe.Sizeof(ci))
+		return presence.Report{}
+	}, Check: func(*testing.T, presence.Report, []string) {}},
 }

@@ -16,7 +16,7 @@
 // could only find no NPU). FLAGOS_LIBASCENDCL_PATH overrides the search,
 // FLAGOS_LIBDCMI_PATH DCMI's. ASCEND_RT_VISIBLE_DEVICES is applied by the
 // runtime (its dialect, decimal logical ids in ascending order with no
-// repeat, else no device at all, is presence.VisibleAscendRT);
+// repeat, else no device at all, is Visibility);
 // ASCEND_VISIBLE_DEVICES, Huawei's container runtime's choice of
 // /dev/davinci nodes, is reported only. FLAGOS_BACKEND=auto tries npu at
 // rank 40.

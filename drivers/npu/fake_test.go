@@ -1,27 +1,17 @@
 package npu
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
 )
-
-// testdata is this package's testdata folder, wherever the test runs from
-// (a child runs in a fresh empty folder).
-func testdata(name string) string {
-	_, self, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(self), "testdata", name)
-}
 
 // fakeCodes is the fake's translation of fake_common.h's codes (CUDA's
 // numbers) into aclError's: acl() in testdata/fake_libascendcl.c.
@@ -45,9 +35,8 @@ var fakeCodes = map[int]int{
 // "domain:bus:device.function" in lower-case hex.
 var suite = &drivertest.Suite{
 	Vendor:     Vendor(),
+	NewBackend: New,
 	Presence:   dcmiPresence,
-	FakeSource: testdata("fake_libascendcl.c"),
-	FakeSoname: "libascendcl.so",
 	Version:    [2]int{8, 5},
 	PCIBusID:   "0000:%02x:00.0",
 	Codes:      fakeCodes,
@@ -59,16 +48,9 @@ func TestMain(m *testing.M) { drivertest.Main(m) }
 // TestFakes runs the whole conformance suite on the fake.
 func TestFakes(t *testing.T) { suite.Test(t) }
 
-func TestNewDoesNoIO(t *testing.T) {
-	b := New()
-	assert.Equal(t, Type, b.Type())
-	assert.Same(t, Vendor(), b.Vendor())
-	assert.False(t, b.Loaded(), "New and Type open nothing")
-}
-
 func TestVendor(t *testing.T) {
 	v := Vendor()
-	require.NoError(t, v.Validate())
+	drivertest.CheckSymbols(t, v, `^acl(rt|sys)?[A-Z]`, 1) // one AscendCL function per operation
 	assert.Equal(t, device.Type("npu"), v.Type, "torch_npu's device name")
 	assert.Equal(t, driver.DeviceContext, v.Context, "aclrtSetDevice counts a reference per call: select once, switch contexts after")
 	assert.Equal(t, "FLAGOS_LIBASCENDCL_PATH", v.Library.EnvVar)
@@ -76,16 +58,8 @@ func TestVendor(t *testing.T) {
 	assert.Equal(t, []string{VisibleDevicesEnv}, v.VisibleEnv)
 	assert.Equal(t, 40, v.Auto)
 	assert.Equal(t, []uint16{0x19e5, 0x20c6, 0x203f, 0x20e9}, v.PCIVendors)
-	var names []string
-	for _, x := range v.Variables() {
-		names = append(names, x.Name)
-	}
-	assert.Equal(t, []string{"FLAGOS_LIBASCENDCL_PATH", "FLAGOS_LIBDCMI_PATH", "ASCEND_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"}, names)
-
-	for op, syms := range v.Symbols {
-		require.Len(t, syms, 1, "%s: one AscendCL function per operation", op)
-		assert.Regexp(t, `^acl(rt|sys)?[A-Z]`, syms[0], op)
-	}
+	assert.Equal(t, []string{"FLAGOS_LIBASCENDCL_PATH", "FLAGOS_LIBDCMI_PATH", "ASCEND_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"},
+		drivertest.VariableNames(v))
 	for _, op := range []driver.Op{driver.OpDeviceGet, driver.OpErrorName, driver.OpErrorString, driver.OpPrimaryCtxRetain,
 		driver.OpModuleLoadData, driver.OpModuleLoadDataEx, driver.OpModuleUnload, driver.OpModuleGetFunction,
 		driver.OpModuleGetGlobal, driver.OpLaunchKernel, driver.OpFuncGetParamInfo, driver.OpGetDevice} {
@@ -114,14 +88,11 @@ func TestVendor(t *testing.T) {
 	assert.Equal(t, 101, v.Attributes.MultiprocessorCount, "ACL_DEV_ATTR_AICORE_CORE_NUM")
 	assert.Negative(t, v.Attributes.ComputeCapabilityMajor, "no compute capability")
 	assert.Negative(t, v.Attributes.ComputeCapabilityMinor)
-	for _, c := range []struct{ v, major, minor int }{{80500000, 8, 5}, {90100000, 9, 1}, {80501000, 8, 5}, {100000000, 10, 0}} {
-		major, minor := v.DecodeVersion(c.v)
-		assert.Equal(t, [2]int{c.major, c.minor}, [2]int{major, minor}, "%d", c.v)
-	}
+	drivertest.CheckVersions(t, v, [3]int{80500000, 8, 5}, [3]int{90100000, 9, 1}, [3]int{80501000, 8, 5}, [3]int{100000000, 10, 0})
 }
 
 func TestResults(t *testing.T) {
-	for code, want := range map[int][]error{
+	drivertest.CheckResults(t, Vendor(), `^ACL_ERROR_[A-Z0-9_]+$`, map[int][]error{
 		100000: {device.ErrInvalidValue},
 		100001: {driver.ErrNotInitialized},
 		100002: nil, // aclInit's repeat: success through the adapter
@@ -146,14 +117,9 @@ func TestResults(t *testing.T) {
 		507015: {device.ErrLaunchFailed},
 		507027: {device.ErrNotFound},
 		507035: {device.ErrLaunchFailed},
-	} {
-		r, ok := Results[code]
-		require.True(t, ok, "code %d", code)
-		assert.ElementsMatch(t, want, r.Is, "%s (%d)", r.Name, code)
-	}
+	})
 	names := map[string]int{}
 	for code, r := range Results {
-		assert.Regexp(t, `^ACL_ERROR_[A-Z0-9_]+$`, r.Name, code)
 		assert.Positive(t, code, "ACL_SUCCESS is 0, not a result")
 		if c, dup := names[r.Name]; dup {
 			t.Errorf("%s names %d and %d", r.Name, c, code)
@@ -185,8 +151,3 @@ func TestAdapterCopyCString(t *testing.T) {
 }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
-
-func TestFakeSourceIsHere(t *testing.T) {
-	_, err := os.Stat(suite.FakeSource)
-	require.NoError(t, err)
-}

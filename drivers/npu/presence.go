@@ -45,7 +45,7 @@ func Nodes(e *presence.Env) presence.Report {
 	}
 	value, set := e.Lookup(VisibleDevicesEnv)
 	if set {
-		if _, note := presence.VisibleAscendRT(all, value); note != "" {
+		if _, note := visibleAscendRT(all, value); note != "" {
 			notes = append(notes, VisibleDevicesEnv+": "+note)
 		}
 	}
@@ -53,8 +53,8 @@ func Nodes(e *presence.Env) presence.Report {
 		if !set {
 			return devs, "", nil
 		}
-		visible, _ := presence.VisibleAscendRT(devs, value)
-		return visible, presence.Visibility(VisibleDevicesEnv, value, set), nil
+		shown, _ := visibleAscendRT(devs, value)
+		return shown, presence.Visibility(VisibleDevicesEnv, value, set), nil
 	}, e)
 }
 

@@ -30,7 +30,7 @@ const (
 	DCMIEnvVar = "FLAGOS_LIBDCMI_PATH"
 	// VisibleDevicesEnv is applied by the runtime itself (libascendcl's
 	// Runtime::GetVisibleDevices, RTSRC src/runtime/core/src/runtime.cc):
-	// decimal logical ids, ascending and unique (presence.VisibleAscendRT).
+	// decimal logical ids, ascending and unique (Visibility).
 	VisibleDevicesEnv = "ASCEND_RT_VISIBLE_DEVICES"
 	// ContainerVisibleEnv is Huawei's container runtime's: which
 	// /dev/davinci<N> nodes (physical ids, ranges, "Ascend910-N" names) a
@@ -112,6 +112,7 @@ var vendor = &driver.Vendor{
 	// aclrtUuid are shown as 8-4-4-4-12 hex digits.
 	UUIDPrefix:  "",
 	VisibleEnv:  []string{VisibleDevicesEnv},
+	Visibility:  Visibility,
 	Presence:    presenceSources,
 	Container:   container,
 	DeviceNodes: presence.NodeSpec{What: nodesWhat, Dir: nodeDir, Prefixes: []string{nodePrefix}},

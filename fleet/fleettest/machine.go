@@ -18,10 +18,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/vendors"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 )
 
 // DriverVersion is the fake driver's version: libcuda.so.<DriverVersion>.
@@ -76,11 +77,12 @@ func NVIDIA(t testing.TB, gpus int, o Options) *Machine {
 	dir := dltest.PrivateDir(t)
 	m := &Machine{Dir: dir, Lib: filepath.Join(dir, "lib"), Root: filepath.Join(dir, "root"), GPUs: gpus, Real: o.Mknod}
 	must(t, os.MkdirAll(m.Lib, 0o755))
-	cuda := drivertest.BuildFake(t, "cuda", m.Lib)
+	cudaVendor, _ := vendors.Lookup(device.CUDA)
+	cuda := vendorstest.Driver(t, cudaVendor, m.Lib)
 	real := filepath.Join(m.Lib, "libcuda.so."+DriverVersion)
 	must(t, os.Rename(cuda, real))
 	must(t, os.Symlink(filepath.Base(real), cuda))
-	nvml := drivertest.BuildFake(t, "nvml", m.Lib)
+	nvml := vendorstest.Management(t, "nvml", m.Lib)
 	data, err := os.ReadFile(nvml)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(m.Lib, "libnvidia-ptxjitcompiler.so."+DriverVersion), data, 0o755))

@@ -3,6 +3,8 @@ package nvshmem
 import (
 	"errors"
 	"fmt"
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +18,6 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/hooks"
 	"github.com/flagos-ai/flagshim/internal/dl"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
@@ -214,7 +215,7 @@ func TestOpenErrors(t *testing.T) {
 func buildFakes(t *testing.T) []string {
 	t.Helper()
 	dir := dltest.PrivateDir(t)
-	cuda := drivertest.BuildFake(t, "cuda", dir) // libcuda.so.1, with fake_current_ordinal
+	cuda := vendorstest.Driver(t, cuda.Vendor(), dir) // libcuda.so.1, with fake_current_ordinal
 	nvshmem := filepath.Join(dir, Soname)
 	dltest.BuildLib(t, nvshmem, Soname, []string{dltest.Abs(t, "testdata/fake_nvshmem.c")},
 		"-Wl,--no-as-needed", "-L"+dir, "-l:libcuda.so.1", "-Wl,-rpath,"+dir)

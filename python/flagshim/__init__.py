@@ -51,6 +51,7 @@ from .errors import (
     Error,
     ForkError,
     HookError,
+    SelectionError,
     InitError,
     LibraryError,
     NoSuchDevice,
@@ -75,6 +76,8 @@ __all__ = [
     "DeviceProperties",
     "module_loaded",
     "module_unloading",
+    "select_env",
+    "select_info",
     "library_path",
     "abi_version",
     "MAX_DEVICE_STRING",
@@ -90,6 +93,7 @@ __all__ = [
     "NvshmemError",
     "LibraryError",
     "ForkError",
+    "SelectionError",
     "TritonNotFound",
 ]
 
@@ -346,3 +350,50 @@ def _last_error() -> str:
 # work after a plain `import flagshim`; neither imports anything heavy
 # (flagshim.triton imports Triton only in install()).
 from . import nvshmem, triton  # noqa: E402
+
+
+def select_env(type: str, devices: Any) -> Dict[str, str]:
+    """The environment variables that make exactly ``devices`` visible, in
+    that order, to a child process of the runtime behind device type
+    ``type`` (``"cuda"``, ``"hip"``, ``"npu"``, ...; where cuda means flagos,
+    the vendor flagos routes to), for a launcher that starts one worker per
+    device::
+
+        env = dict(os.environ, **flagshim.select_env("cuda", ["GPU-8a1f", "1"]))
+        subprocess.Popen(cmd, env=env)
+
+    ``devices`` is a list (or one str) of UUIDs, whole or a prefix one
+    device alone has; PCI addresses (``"0000:18:00.0"``); or indexes, the
+    device ``"type:index"`` names in this process. The devices are read
+    from the vendor's management library (no driver is initialized); the
+    variables are written as the runtime reads them: UUIDs where it takes
+    them (``CUDA_VISIBLE_DEVICES=GPU-...``), else its own indexes, and what
+    else it needs. :func:`select_info` gives the whole answer.
+
+    Raises:
+        SelectionError: (also a ValueError) a device that names no device
+            or several, an index out of range, devices the runtime cannot
+            show together (two MIG instances, Ascend's out of order), or a
+            variable set here whose effect is not public.
+        DeviceError: ``type`` is not a device type.
+        ForkError: in the child of a fork.
+    """
+    return select_info(type, devices)["env"]
+
+
+def select_info(type: str, devices: Any) -> Dict[str, Any]:
+    """:func:`select_env`'s whole answer, the object ``flagshim select
+    --json`` prints: ``type``, ``runtime``, ``env``, ``settings`` (in the
+    order to set them), ``devices`` (what each device given named, with the
+    index the child gives it) and ``notes``."""
+    _, arg, context = _device_string(type, "flagshim.select_env")
+    if isinstance(devices, str):
+        devices = [devices]
+    if not isinstance(devices, (list, tuple)) or not all(isinstance(d, str) for d in devices):
+        raise NotADeviceString(f"{context}: devices is a list of str (UUIDs, PCI addresses, indexes)")
+    for d in devices:
+        if "," in d or "\0" in d:
+            raise SelectionError(f"{context}: {d!r}: a device has no comma or NUL")
+    lib = _lib.require("flagshim_select_json", context)
+    joined = ",".join(devices).encode("utf-8")
+    return json.loads(_lib.text(lambda buf, n: lib.flagshim_select_json(arg, joined, buf, n), context, size=1024))

@@ -57,12 +57,14 @@ PROTOTYPES = {
     # ABI 1.1 (OPTIONAL: a 1.0 library lacks them)
     "flagshim_device_json": (_c_int, [_c_char_p, _c_char_p, _c_int]),
     "flagshim_mem_get_info": (_c_int, [_c_char_p, ctypes.POINTER(_c_ull), ctypes.POINTER(_c_ull)]),
+    # ABI 1.2 (OPTIONAL)
+    "flagshim_select_json": (_c_int, [_c_char_p, _c_char_p, _c_char_p, _c_int]),
 }
 
 # The functions added after ABI 1.0, by the minor that added them: a library
 # of an older minor loads without them, and the calls that need one raise
 # LibraryError (require).
-OPTIONAL = {"flagshim_device_json": 1, "flagshim_mem_get_info": 1}
+OPTIONAL = {"flagshim_device_json": 1, "flagshim_mem_get_info": 1, "flagshim_select_json": 2}
 
 # The largest answer the size protocol grows a buffer to (1 GiB would be a
 # bug of the library, not an answer).

@@ -20,6 +20,7 @@ __all__ = [
     "ENVSHMEM",
     "EFORK",
     "ENODEV",
+    "ESELECT",
     "Error",
     "InitError",
     "DeviceError",
@@ -30,6 +31,7 @@ __all__ = [
     "NvshmemError",
     "LibraryError",
     "ForkError",
+    "SelectionError",
     "TritonNotFound",
 ]
 
@@ -43,6 +45,7 @@ EBACKEND = -6  #: no driver backend of that name.
 ENVSHMEM = -7  #: NVSHMEM could not be attached or initialized.
 EFORK = -8  #: called in the child of a fork.
 ENODEV = -9  #: (ABI 1.1) no such device here: not available, or an index past its devices.
+ESELECT = -10  #: (ABI 1.2) a selection of devices the runtime's rules refuse or cannot decide.
 
 
 class Error(Exception):
@@ -113,6 +116,13 @@ class ForkError(Error):
     start workers with the ``spawn`` (or ``forkserver``) method."""
 
 
+class SelectionError(Error, ValueError):
+    """A selection of devices that names no device or several, an index
+    out of range, devices the runtime cannot show together, or one its
+    rules cannot decide (``FLAGSHIM_ESELECT``); the message names the
+    device and why. Also a :class:`ValueError`."""
+
+
 class TritonNotFound(Error, ImportError):
     """Triton is not installed, or lacks the hook flagshim needs
     (``triton.knobs.runtime.kernel_load_end_hook``). Also an
@@ -127,6 +137,7 @@ _BY_CODE = {
     ENVSHMEM: NvshmemError,
     EFORK: ForkError,
     ENODEV: NoSuchDevice,
+    ESELECT: SelectionError,
 }
 
 

@@ -106,10 +106,12 @@ def library(test: unittest.TestCase) -> str:
     return path
 
 
-# The fake libraries: name -> (source relative to ROOT, soname, extra flags).
+# The fake libraries: name -> (source relative to ROOT, soname, extra flags),
+# as the Go tests build them (each vendor's testdata/fake_<library>.c; the
+# kits' shared C in the -I folders below).
 _FAKES = {
-    "musa": ("driver/drivertest/testdata/fake_cufamily.c", "libmusa.so.1", ["-DFAKE_MU"]),
-    "cuda": ("driver/drivertest/testdata/fake_cufamily.c", "libcuda.so.1", []),
+    "musa": ("drivers/musa/testdata/fake_libmusa.c", "libmusa.so.1", []),
+    "cuda": ("drivers/cuda/testdata/fake_libcuda.c", "libcuda.so.1", []),
     "mtml": ("drivers/musa/testdata/fake_mtml.c", "libmtml.so", []),
     "nvml": ("drivers/cuda/testdata/fake_nvml.c", "libnvidia-ml.so.1", []),
 }
@@ -253,8 +255,8 @@ class Fakes:
         else:
             src, soname, flags = _FAKES[name]
             out = os.path.join(d, soname)
-            include = os.path.join(ROOT, "driver/drivertest/testdata")
-            cls._compile(test, out, [os.path.join(ROOT, src)], [f"-Wl,-soname,{soname}", f"-I{include}"] + flags)
+            includes = [f"-I{os.path.join(ROOT, d)}" for d in ("driver/drivertest/testdata", "tier/presence/presencetest/testdata")]
+            cls._compile(test, out, [os.path.join(ROOT, src)], [f"-Wl,-soname,{soname}"] + includes + flags)
         cls._built[name] = out
         return out
 

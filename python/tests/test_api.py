@@ -89,6 +89,60 @@ class TestMusaMachine(unittest.TestCase):
             {"cuda:1": "flagos:1", "cuda": "flagos", "musa:1": "musa:1", "cpu": "cpu", "alias": True, "probe_env": None},
         )
 
+    def test_select_env(self):
+        # cuda means flagos, which routes to musa: the variable is MUSA's.
+        # A child started with it sees exactly the devices selected, in
+        # order (the UUIDs MTML gives, through flagshim.info()).
+        env = dict(self.env, FAKE_MTML_COUNT="3", FAKE_DEVICE_COUNT="3")
+        got = support.result(
+            self,
+            """
+            import flagshim
+            info = flagshim.select_info("cuda", ["2", "00000000-aaaa"])
+            out({"env": flagshim.select_env("cuda", "1"), "info": info})
+            """,
+            env,
+        )
+        self.assertEqual(got["env"], {"MUSA_VISIBLE_DEVICES": "1"})
+        info = got["info"]
+        self.assertEqual(info["env"], {"MUSA_VISIBLE_DEVICES": "2,0"})
+        self.assertEqual((info["type"], info["runtime"]), ("musa", "MUSA"))
+        self.assertEqual([d["spec"] for d in info["devices"]], ["2", "00000000-aaaa"])
+        child = support.result(
+            self,
+            """
+            import flagshim
+            out([d["uuid"] for b in flagshim.info()["backends"] if b["type"] == "musa" for d in b["properties"]])
+            """,
+            dict(env, **info["env"]),
+        )
+        self.assertEqual(child, [d["uuid"] for d in info["devices"]], "the child sees the devices selected")
+
+    def test_select_env_refuses(self):
+        got = support.result(
+            self,
+            """
+            import flagshim
+            res = {}
+            for devs in (["9"], ["00000000-aaaa", "0"], ["ffff"]):
+                try:
+                    flagshim.select_env("musa", devs)
+                except flagshim.SelectionError as e:
+                    res[",".join(devs)] = [e.code, isinstance(e, ValueError), "\\n" in str(e), str(e)]
+            try:
+                flagshim.select_env("musa:0", ["0"])
+            except flagshim.DeviceError as e:
+                res["type"] = [e.code]
+            out(res)
+            """,
+            self.env,
+        )
+        self.assertEqual(got["9"][:3], [-10, True, False])
+        self.assertIn("index 9 is out of range", got["9"][3])
+        self.assertIn("is given twice", got["00000000-aaaa,0"][3])
+        self.assertIn('no device has the UUID "ffff"', got["ffff"][3])
+        self.assertEqual(got["type"], [-3])
+
     def test_inherited_probe_child_variable(self):
         # The isolated tier's child role in a host's environment, as a host
         # may inherit it (its parent's pid and a vendor, the old protocol's
@@ -383,7 +437,7 @@ class TestMusaMachine(unittest.TestCase):
             """
         got = support.result(self, code, self.env)
         self.assertEqual(got, {"available": True, "count": 2, "cuda": [True, 2], "musa": [True, 2], "flagos": [True, 2],
-                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 1]})
+                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 2]})
         got = support.result(self, code, dict(self.env, FLAGOS_ALIAS_CUDA="0"))
         self.assertEqual([got["available"], got["count"], got["cuda"], got["musa"], got["vendor"]],
                          [False, 0, [False, 0], [True, 2], None], "no alias: cuda has no device here")
@@ -401,7 +455,7 @@ class TestMusaMachine(unittest.TestCase):
                      "abi_version", "info", "Exit status"]:
             self.assertIn(want, p.stdout)
         p = run("--version")
-        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.1)"))
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.2)"))
         import json
 
         p = run("--brief", "--resolve", "cuda:1", "--resolve", "musa")
@@ -409,7 +463,7 @@ class TestMusaMachine(unittest.TestCase):
         summary = json.loads(p.stdout)
         self.assertNotIn("info", summary, "--brief leaves info out")
         self.assertEqual(summary["resolve"], {"cuda:1": "flagos:1", "musa": "musa"})
-        self.assertEqual(summary["abi_version"], [1, 1])
+        self.assertEqual(summary["abi_version"], [1, 2])
         self.assertEqual(list(summary)[0], "verdict")
         self.assertTrue(summary["verdict"].startswith("musa: 2 devices"), summary["verdict"])
         self.assertEqual(summary["cuda"], {"vendor": "Moore Threads", "available": True, "device_count": 2})

@@ -196,7 +196,7 @@ class TestFork(unittest.TestCase):
         self.assertEqual(child["raw"]["resolve"], -8)
         self.assertEqual(child["raw"]["out"], "")
         self.assertEqual(child["raw"]["alias"], -8)
-        self.assertEqual(child["raw"]["abi"], 10001, "the ABI version, a constant, still answers")
+        self.assertEqual(child["raw"]["abi"], 10002, "the ABI version, a constant, still answers")
         self.assertTrue(child["raw"]["error"].startswith("FLAGSHIM_EFORK"), child["raw"]["error"])
         self.assertFalse(child["missed"])
         cls, msg, code = child["module"]

@@ -82,6 +82,7 @@ int flagshim_resolve(const char *d, char *o, int n) { (void)d; (void)o; (void)n;
 int flagshim_alias_active(void) { return 0; }
 int flagshim_ready(void) { return 0; }
 int flagshim_info_json(char *o, int n) { (void)o; (void)n; return -2; }
+int flagshim_select_json(const char *t, const char *d, char *o, int n) { (void)t; (void)d; (void)o; (void)n; return -2; }
 int flagshim_error(char *o, int n) { (void)o; (void)n; return 0; }
 int flagshim_module_loaded(const char *b, unsigned long long m, char *o, int n) { (void)b; (void)m; (void)o; (void)n; return -2; }
 int flagshim_module_unloading(const char *b, unsigned long long m) { (void)b; (void)m; return -2; }
@@ -410,7 +411,7 @@ class TestLibrary(unittest.TestCase):
                 continue
             self.assertRefused(got, want, "knows ABI 1.x only")
         got = support.result(self, IMPORT + ABI)
-        self.assertEqual(got, ["abi", [1, 1]], "the library of this checkout: ABI 1.1")
+        self.assertEqual(got, ["abi", [1, 2]], "the library of this checkout: ABI 1.2")
 
     def test_older_minor(self):
         # An ABI 1.0 library loads; what 1.1 added raises LibraryError.

@@ -1,6 +1,8 @@
 package isolated
 
 import (
+	"github.com/flagos-ai/flagshim/drivers/cuda"
+	"github.com/flagos-ai/flagshim/vendors/vendorstest"
 	"testing"
 	"time"
 
@@ -10,7 +12,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/flagos-ai/flagshim/driver/drivertest"
 	"github.com/flagos-ai/flagshim/internal/dl/dltest"
 	"github.com/flagos-ai/flagshim/tier"
 )
@@ -19,7 +20,7 @@ import (
 // logs it as this process's tracer would, with the child's vendor; a
 // pointer's data is never shown. Not asked, it sends none.
 func TestChildTrace(t *testing.T) {
-	lib := drivertest.BuildFake(t, "cuda", dltest.PrivateDir(t))
+	lib := vendorstest.Driver(t, cuda.Vendor(), dltest.PrivateDir(t))
 	t.Setenv("FLAGOS_LIBCUDA_PATH", lib)
 	core, logs := observer.New(zapcore.InfoLevel)
 	f, err := probeOnce(t, Config{Trace: zap.New(core)}, "cuda")

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/visible"
 )
 
 // Management is one vendor's management library as the presence tier reads
@@ -61,6 +63,10 @@ type Management struct {
 	// else does not answer is noted through note ("device i: err"), which
 	// reports whether err was nil, and the rest of the device is read.
 	Device func(i int, d *Device, note func(err error) bool) error
+	// Partitions, when set, lists the partitions of device i (read into
+	// d), each with Parent set (NVML's MIG instances); they follow it
+	// in Report.All. Failures are noted through note.
+	Partitions func(i int, d *Device, note func(err error) bool) []Device
 	// DeviceName, when set, is how the notes name device i ("card 1
 	// device 0"); else "device i".
 	DeviceName func(i int) string
@@ -70,6 +76,9 @@ type Management struct {
 	// in its order, the variables applied ("" when none is set), and an
 	// error (ErrUndecidable) where this tier cannot decide.
 	Visible func(all []Device) (devs []Device, applied string, err error)
+	// Rules, when set, are the runtime's visibility rules, applied in
+	// Visible's place (Env.VisibleRules) with their notes.
+	Rules *visible.Rules
 	// Runtime is what an undecidable variable needs, for the reason:
 	// "NVML sees 2 devices, but CUDA_VISIBLE_DEVICES=MIG-1 cannot be
 	// resolved without CUDA: ...". "" where Visible's error names the
@@ -168,20 +177,36 @@ func Query(e *Env, m Management) (r Report) {
 		return r
 	}
 
-	r.Total = len(all)
+	r.Total = 0
+	for _, d := range all {
+		if d.Parent == "" {
+			r.Total++ // partitions are counted apart
+		}
+	}
+	r.All = all
 	r.Indexed = true
 	devs, applied := all, ""
-	if m.Visible != nil {
+	switch {
+	case m.Rules != nil:
+		var mp visible.Mapping
+		devs, mp, err = e.applyRules(m.Rules, all)
+		applied = mp.Applied
+		r.Notes = append(r.Notes, mp.Notes...)
+	case m.Visible != nil:
 		devs, applied, err = m.Visible(all)
 	}
 	r.Visibility = applied
 	if err != nil {
 		r.Err = err
-		why := err.Error()
-		if m.Runtime != "" {
-			why = fmt.Sprintf("%s cannot be resolved without %s: %v", applied, m.Runtime, err)
+		if m.Runtime != "" && m.Rules == nil {
+			r.Reason = fmt.Sprintf("%s sees %d device%s, but %s cannot be resolved without %s: %v; use FLAGOS_PROBE=isolated", label, r.Total, Plural(r.Total), applied, m.Runtime, err)
+			return r
 		}
-		r.Reason = fmt.Sprintf("%s sees %d device%s, but %s; use FLAGOS_PROBE=isolated", label, r.Total, Plural(r.Total), why)
+		if m.Rules != nil {
+			r.Reason = undecidableReason(label, r.Total, applied, err)
+			return r
+		}
+		r.Reason = fmt.Sprintf("%s sees %d device%s, but %v; use FLAGOS_PROBE=isolated", label, r.Total, Plural(r.Total), err)
 		return r
 	}
 	r.Devices = devs
@@ -223,6 +248,17 @@ func (m *Management) devices(e *Env, label string, n int, notes *[]string) ([]De
 		}
 		d.Index = len(all)
 		all = append(all, d)
+		if m.Partitions == nil {
+			continue
+		}
+		for _, p := range m.Partitions(i, &all[len(all)-1], note) {
+			if len(all) >= device.MaxDevices {
+				*notes = append(*notes, name()+": more partitions than flagshim accepts: not all listed")
+				break
+			}
+			p.Index, p.SourceIndex = len(all), i
+			all = append(all, p)
+		}
 	}
 	return all, nil
 }

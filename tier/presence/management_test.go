@@ -224,12 +224,12 @@ func TestQuery(t *testing.T) {
 			assert.Empty(t, r.Devices)
 			assert.Equal(t, "KIT_VISIBLE_DEVICES=MIG-1", r.Visibility)
 			assert.Equal(t, "KIT sees 3 devices, but KIT_VISIBLE_DEVICES=MIG-1 cannot be resolved without the kit runtime: "+
-				"presence: visibility cannot be decided without the driver: MIG instances; use FLAGOS_PROBE=isolated", r.Reason)
+				"visible: visibility cannot be decided without the runtime: MIG instances; use FLAGOS_PROBE=isolated", r.Reason)
 			assert.Equal(t, "shutdown", k.calls[len(k.calls)-1])
 		}},
 		{"visible undecidable, the error says it", func(k *kitLib) { k.visible = undecidable }, func(t *testing.T, r presence.Report, k *kitLib) {
 			assert.ErrorIs(t, r.Err, presence.ErrUndecidable)
-			assert.Equal(t, "KIT sees 3 devices, but presence: visibility cannot be decided without the driver: MIG instances; use FLAGOS_PROBE=isolated", r.Reason)
+			assert.Equal(t, "KIT sees 3 devices, but visible: visibility cannot be decided without the runtime: MIG instances; use FLAGOS_PROBE=isolated", r.Reason)
 		}},
 		{"panic in a device", func(k *kitLib) { k.panicIn = "device(1)" }, func(t *testing.T, r presence.Report, k *kitLib) {
 			assert.ErrorIs(t, r.Err, presence.ErrPanic)

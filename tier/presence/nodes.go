@@ -11,6 +11,8 @@ import (
 	"path"
 
 	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/visible"
 )
 
 // NodeSpec says where a vendor's per-device nodes are and which variable
@@ -25,6 +27,9 @@ type NodeSpec struct {
 	// Visible is the visibility variable, read with CUDA_VISIBLE_DEVICES'
 	// rules (see Visible); "" when the vendor has none.
 	Visible string
+	// Rules, when set, are the runtime's visibility rules, applied in
+	// Visible's place (Env.VisibleRules).
+	Rules *visible.Rules
 }
 
 // Nodes counts the vendor's device nodes under the root, then applies the
@@ -45,7 +50,11 @@ func Nodes(spec NodeSpec, e *Env) (r Report) {
 			}
 		}
 	}
-	return e.finishNodes(spec.What, all, r, e.VisibleBy(spec.Visible))
+	vis := e.VisibleBy(spec.Visible)
+	if spec.Rules != nil {
+		vis = e.VisibleRules(spec.Rules)
+	}
+	return e.finishNodes(spec.What, all, r, vis)
 }
 
 // VisibleBy applies the variable name with CUDA_VISIBLE_DEVICES' rules
@@ -71,6 +80,7 @@ func (e *Env) finishNodes(what string, all []Device, r Report, visible func([]De
 		all[i].Index = i
 	}
 	r.Total = len(all)
+	r.All = all
 	devs, applied, err := visible(all)
 	r.Visibility = applied
 	if err != nil {

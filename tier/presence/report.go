@@ -11,6 +11,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/visible"
 )
 
 // SourceNodes is Report.Source for an answer from device nodes alone.
@@ -42,7 +43,7 @@ var (
 	// ErrUndecidable: the visibility variable names devices this tier
 	// cannot resolve without the driver (MIG instances, or UUIDs where the
 	// source knows none).
-	ErrUndecidable = errors.New("presence: visibility cannot be decided without the driver")
+	ErrUndecidable = visible.ErrUndecidable
 	// ErrPanic: a call panicked; the panic is in the message.
 	ErrPanic = errors.New("presence: internal panic")
 	// ErrImplausible: a value a library answered breaks an invariant
@@ -61,6 +62,7 @@ type Report struct {
 	Total         int              // devices the source sees, before the visibility variable
 	Visibility    string           // the variable applied, "CUDA_VISIBLE_DEVICES=0,1"; "" when none was set
 	Devices       []Device         // the visible devices, in the runtime's order
+	All           []Device         // every device the source lists, in its order, before the visibility variables
 	Notes         []string         // what did not answer, one line each (a device's name, ...)
 	// Indexed says SourceIndex is the index the vendor's own tool gives
 	// each device (a management library's: NVML's index is nvidia-smi's),
@@ -84,6 +86,12 @@ type Device struct {
 	// Parent is the UUID of the device a partition (a MIG instance) is
 	// carved from; "" for a whole device.
 	Parent string
+	// Partitioned says the device is split into partitions (a GPU in MIG
+	// mode): its runtime sees the partitions, listed after it, not itself.
+	Partitioned bool
+	// PartitionsListed says the source lists the device's partitions, if
+	// any (NVML's MIG calls answered for it).
+	PartitionsListed bool
 }
 
 // Available reports whether the source answered and sees a visible device.

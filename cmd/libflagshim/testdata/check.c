@@ -142,14 +142,15 @@ static void fork_case(void) {
 		unsigned long long fr = 1, tot = 1;
 		int mem = flagshim_mem_get_info("cuda:0", &fr, &tot);
 		int ready = flagshim_ready();
+		int sel = flagshim_select_json("cuda", "0", buf, 64);
 		int errlen = flagshim_error(NULL, 0);
 		int errrc = flagshim_error(err, sizeof err);
 		char small[8];
 		int cut = flagshim_error(small, sizeof small);
 		printf("child: resolve=%d out=%s canary=%s alias=%d info=%d loaded=%d names=%s unloading=%d attach=%d init=%d "
-		       "record=%d rec=%s mem=%d memout=%s ready=%d abi=%d errlen=%s cut=%d/%s error=%s\n",
+		       "record=%d rec=%s mem=%d memout=%s ready=%d select=%d abi=%d errlen=%s cut=%d/%s error=%s\n",
 		       resolve, buf[0] ? "BAD" : "empty", canary_ok ? "ok" : "BAD", alias, info, loaded, names[0] ? "BAD" : "empty",
-		       unloading, attach, nvinit, record, rec[0] ? "BAD" : "empty", mem, fr == 1 && tot == 1 ? "untouched" : "BAD", ready, flagshim_abi_version(), errlen == errrc ? "ok" : "BAD", cut,
+		       unloading, attach, nvinit, record, rec[0] ? "BAD" : "empty", mem, fr == 1 && tot == 1 ? "untouched" : "BAD", ready, sel, flagshim_abi_version(), errlen == errrc ? "ok" : "BAD", cut,
 		       (int)strlen(small) == cut ? "ok" : "BAD", err);
 		fflush(stdout);
 		_exit(0);
@@ -171,9 +172,9 @@ int main(int argc, char **argv) {
 		} else if (strncmp(a, "threads=", 8) == 0) {
 			threads_case(atoi(a + 8));
 		} else if (strcmp(a, "codes") == 0) {
-			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d EFORK=%d ENODEV=%d\n", FLAGSHIM_EINIT,
+			printf("EINIT=%d EINVAL=%d EDEVICE=%d ERANGE=%d EHOOK=%d EBACKEND=%d ENVSHMEM=%d EFORK=%d ENODEV=%d ESELECT=%d\n", FLAGSHIM_EINIT,
 			       FLAGSHIM_EINVAL, FLAGSHIM_EDEVICE, FLAGSHIM_ERANGE, FLAGSHIM_EHOOK, FLAGSHIM_EBACKEND, FLAGSHIM_ENVSHMEM,
-			       FLAGSHIM_EFORK, FLAGSHIM_ENODEV);
+			       FLAGSHIM_EFORK, FLAGSHIM_ENODEV, FLAGSHIM_ESELECT);
 		} else if (strcmp(a, "abi") == 0) {
 			printf("abi=%d header=%d major=%d minor=%d\n", flagshim_abi_version(), FLAGSHIM_ABI_VERSION,
 			       FLAGSHIM_ABI_VERSION_MAJOR, FLAGSHIM_ABI_VERSION_MINOR);
@@ -196,6 +197,24 @@ int main(int argc, char **argv) {
 			int ok = 1;
 			for (int k = len; k < BUF; k++) if ((unsigned char)buf[k] != CANARY) ok = 0;
 			printf("rc=%d first=%d canary=%s\n", rc, (unsigned char)buf[0], ok ? "ok" : "BAD");
+		} else if (strncmp(a, "select=", 7) == 0) {
+			/* select=TYPE/DEVICES: flagshim_select_json's size protocol, then its answer or its error. */
+			char typ[64];
+			const char *slash = strchr(a + 7, '/');
+			if (!slash || slash - (a + 7) >= (long)sizeof typ) exit(2);
+			memcpy(typ, a + 7, (size_t)(slash - (a + 7)));
+			typ[slash - (a + 7)] = 0;
+			int n = flagshim_select_json(typ, slash + 1, NULL, 0);
+			if (n < 0) {
+				char err[1024];
+				flagshim_error(err, sizeof err);
+				printf("select=%d error=%s\n", n, err);
+				continue;
+			}
+			char *buf = malloc((size_t)n + 1);
+			int rc = flagshim_select_json(typ, slash + 1, buf, n + 1);
+			printf("select=%d json=%s\n", rc, rc == n ? buf : "<size changed>");
+			free(buf);
 		} else if (strcmp(a, "error") == 0) {
 			char buf[1024];
 			flagshim_error(buf, sizeof buf);

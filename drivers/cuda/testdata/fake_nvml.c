@@ -13,11 +13,17 @@
 //                            FAKE_NVML_COUNT devices
 //   FAKE_NVML_HANDLE_FAIL    index whose handle lookup fails (999)
 //   FAKE_NVML_NAME_RESULT    nvmlDeviceGetName's return code
-//   FAKE_NVML_NAMES          comma-separated names (default "Fake NVIDIA GPU <i>")
+//   FAKE_NVML_NAMES          comma-separated names (default "Fake NVIDIA GPU": GPUs of one model)
 //   FAKE_NVML_UUIDS          comma-separated UUIDs (default GPU-0000000<i>-...)
 //   FAKE_NVML_MEM_TOTAL      bytes per device (default 80 GiB; 1 GiB used)
 //   FAKE_NVML_DRIVER         driver version (default 550.54.15)
 //   FAKE_NVML_CUDA           CUDA driver API version (default 12040)
+//   FAKE_NVML_MIG            per device, comma-separated: "" or "-" (MIG not
+//                            supported, the default), "d" (MIG mode off), or
+//                            the number of MIG instances of a GPU in MIG mode
+//                            (at indexes 0..n-1 of a maximum of 7)
+//   FAKE_NVML_MIG_HOLE       a MIG index that answers NVML_ERROR_NOT_FOUND
+//                            though below the GPU's count (a destroyed one)
 //
 // Build variants: -DFAKE_V1_ONLY (the pre-R319 names nvmlInit,
 // nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex), -DFAKE_NO_CC,
@@ -33,6 +39,7 @@
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st {
     int index;
+    int mig; /* 0: the GPU; k+1: its MIG instance k */
 } *nvmlDevice_t;
 typedef struct nvmlMemory_st {
     unsigned long long total, free, used;
@@ -52,17 +59,14 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t v3 is 68 bytes");
 
 #define FAKE_MAX_COUNT 4096
 static struct nvmlDevice_st devices[FAKE_MAX_COUNT];
-static int inits;
+static struct nvmlDevice_st migs[FAKE_MAX_COUNT][7];
 
 #define FAKE_ENV_PREFIX "FAKE_NVML_"
 #define FAKE_DEFAULT_COUNT 2
 #include "fake_env.h"
 
 static nvmlReturn_t put(char *dst, unsigned int length, const char *s) {
-    if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
-    if (strlen(s) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
-    strcpy(dst, s);
-    return NVML_SUCCESS;
+    return put_string(dst, length, s, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE);
 }
 
 #ifdef FAKE_V1_ONLY
@@ -79,33 +83,20 @@ static nvmlReturn_t put(char *dst, unsigned int length, const char *s) {
 
 nvmlReturn_t INIT(void) {
     logcall(STR(INIT));
-    nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_INIT_RESULT", 0);
-    if (r != NVML_SUCCESS) return r;
-    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return NVML_SUCCESS;
+    return (nvmlReturn_t)counted_init();
 }
 
 nvmlReturn_t nvmlShutdown(void) {
     logcall("nvmlShutdown");
-    int n = __atomic_load_n(&inits, __ATOMIC_SEQ_CST);
-    if (n <= 0) return NVML_ERROR_UNINITIALIZED;
-    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return NVML_SUCCESS;
+    return (nvmlReturn_t)counted_shutdown(NVML_ERROR_UNINITIALIZED);
 }
 
 const char *nvmlErrorString(nvmlReturn_t r) {
     logcall("nvmlErrorString");
-    switch (r) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 3: return "Not Supported";
-    case 9: return "Driver Not Loaded";
-    }
-    return "Unknown Error";
+    return nvml_error_string(r);
 }
 
-#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return NVML_ERROR_UNINITIALIZED; } while (0)
+#define NEED_INIT() do { if (!counted_initialized()) return NVML_ERROR_UNINITIALIZED; } while (0)
 
 nvmlReturn_t GETCOUNT(unsigned int *n) {
     logcall(STR(GETCOUNT));
@@ -137,7 +128,8 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned int length
     if (r != NVML_SUCCESS) return r;
     char buf[128];
     if (!nth("FAKE_NVML_NAMES", dev->index, buf, sizeof buf))
-        snprintf(buf, sizeof buf, "Fake NVIDIA GPU %d", dev->index);
+        snprintf(buf, sizeof buf, "Fake NVIDIA GPU");
+    if (dev->mig) strncat(buf, " MIG 1g.10gb", sizeof buf - strlen(buf) - 1);
     return put(name, length, buf);
 }
 #endif
@@ -147,7 +139,9 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int length
     NEED_INIT();
     if (!dev) return NVML_ERROR_INVALID_ARGUMENT;
     char buf[128];
-    if (!nth("FAKE_NVML_UUIDS", dev->index, buf, sizeof buf))
+    if (dev->mig)
+        snprintf(buf, sizeof buf, "MIG-%08x-5555-6666-7777-%012x", dev->index, dev->mig - 1);
+    else if (!nth("FAKE_NVML_UUIDS", dev->index, buf, sizeof buf))
         snprintf(buf, sizeof buf, "GPU-%08x-1111-2222-3333-444444444444", dev->index);
     return put(uuid, length, buf);
 }
@@ -157,6 +151,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m) {
     NEED_INIT();
     if (!dev || !m) return NVML_ERROR_INVALID_ARGUMENT;
     unsigned long long total = (unsigned long long)envlong("FAKE_NVML_MEM_TOTAL", 80L << 30);
+    if (dev->mig) total = 10ULL << 30;
     m->total = total;
     m->used = 1ULL << 30;
     m->free = total - m->used;
@@ -205,6 +200,53 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci) {
     snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:00.0", pci->domain, pci->bus);
     snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:00.0", pci->domain, pci->bus);
     pci->pciDeviceId = 0x233010de;
+    return NVML_SUCCESS;
+}
+#endif
+
+#ifndef FAKE_NO_MIG
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_NOT_FOUND 6
+
+/* mig_of is device i's FAKE_NVML_MIG entry: -1 not supported, -2 off, else
+   its instance count. */
+static int mig_of(int i) {
+    char buf[32];
+    if (!nth("FAKE_NVML_MIG", i, buf, sizeof buf) || !buf[0] || buf[0] == '-') return -1;
+    if (buf[0] == 'd') return -2;
+    int n = atoi(buf);
+    return n > 7 ? 7 : n;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int *current, unsigned int *pending) {
+    logcall("nvmlDeviceGetMigMode");
+    NEED_INIT();
+    if (!dev || dev->mig || !current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
+    int m = mig_of(dev->index);
+    if (m == -1) return NVML_ERROR_NOT_SUPPORTED;
+    *current = *pending = m >= 0 ? 1 : 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t dev, unsigned int *count) {
+    logcall("nvmlDeviceGetMaxMigDeviceCount");
+    NEED_INIT();
+    if (!dev || dev->mig || !count) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = mig_of(dev->index) >= 0 ? 7 : 0; /* zero "if MIG is not supported or enabled" */
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t dev, unsigned int index, nvmlDevice_t *mig) {
+    logcall("nvmlDeviceGetMigDeviceHandleByIndex");
+    NEED_INIT();
+    if (!dev || dev->mig || !mig || index >= 7) return NVML_ERROR_INVALID_ARGUMENT;
+    int m = mig_of(dev->index);
+    if (m < 0) return NVML_ERROR_NOT_SUPPORTED;
+    if ((int)index >= m || (long)index == envlong("FAKE_NVML_MIG_HOLE", -1)) return NVML_ERROR_NOT_FOUND;
+    struct nvmlDevice_st *h = &migs[dev->index][index];
+    h->index = dev->index;
+    h->mig = (int)index + 1;
+    *mig = h;
     return NVML_SUCCESS;
 }
 #endif

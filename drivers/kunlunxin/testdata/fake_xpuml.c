@@ -62,47 +62,31 @@ _Static_assert(sizeof(xpumlMemory_t) == 128, "xpumlMemory_t is 8B * 16");
 _Static_assert(sizeof(xpumlDeviceAttributes_t) == 128, "xpumlDeviceAttributes_t is 8B * 16");
 
 static struct xpumlDevice_st devices[64];
-static int inits;
 
 #define FAKE_ENV_PREFIX "FAKE_XPUML_"
 #define FAKE_DEFAULT_COUNT 2
 #include "fake_env.h"
 
 static xpumlReturn_t put(char *dst, unsigned int length, const char *s) {
-    if (!dst) return XPUML_ERROR_INVALID_ARGUMENT;
-    if (strlen(s) + 1 > length) return XPUML_ERROR_INSUFFICIENT_SIZE;
-    strcpy(dst, s);
-    return XPUML_SUCCESS;
+    return put_string(dst, length, s, XPUML_ERROR_INVALID_ARGUMENT, XPUML_ERROR_INSUFFICIENT_SIZE);
 }
 
 xpumlReturn_t xpumlInit(void) {
     logcall("xpumlInit");
-    xpumlReturn_t r = (xpumlReturn_t)envlong("FAKE_XPUML_INIT_RESULT", 0);
-    if (r != XPUML_SUCCESS) return r;
-    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return XPUML_SUCCESS;
+    return (xpumlReturn_t)counted_init();
 }
 
 xpumlReturn_t xpumlShutdown(void) {
     logcall("xpumlShutdown");
-    if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return XPUML_ERROR_UNINITIALIZED;
-    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return XPUML_SUCCESS;
+    return (xpumlReturn_t)counted_shutdown(XPUML_ERROR_UNINITIALIZED);
 }
 
 const char *xpumlErrorString(xpumlReturn_t result) {
     logcall("xpumlErrorString");
-    switch ((int)result) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 4: return "Insufficient Permissions";
-    case 9: return "Driver Not Loaded";
-    }
-    return "Unknown Error";
+    return nvml_error_string(result);
 }
 
-#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return XPUML_ERROR_UNINITIALIZED; } while (0)
+#define NEED_INIT() do { if (!counted_initialized()) return XPUML_ERROR_UNINITIALIZED; } while (0)
 
 #ifndef FAKE_NO_COUNT
 xpumlReturn_t xpumlDeviceGetCount(unsigned int *deviceCount) {

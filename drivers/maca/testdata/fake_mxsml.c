@@ -21,10 +21,18 @@
 //                             free, used} as MetaX's pymxsml declares it) or
 //                             "garbage" (three numbers that are neither)
 //   FAKE_MXSML_DRIVER         driver version (default 2.32.0.6)
+//   FAKE_MXSML_MACA_COUNT     what mxSmlExMacaDeviceGetCount answers ("the
+//                             number of maca compute devices"; default the
+//                             device count)
+//
+// mxSmlExDeviceGetUUID refuses a length past MXSMLEX_DEVICE_UUID_BUFFER_SIZE
+// (80, "Guaranteed maximum possible size for device UUID") as the header's
+// "length is invalid" allows.
 //
 // Build variants: -DFAKE_NO_OPTIONAL (no mxSmlExDeviceGetUUID,
 // ...GetMemoryInfo, ...GetPciInfo, ...GetComputeCapability,
-// mxSmlExSystemGetDriverVersion), -DFAKE_NO_NAME (a required one missing).
+// mxSmlExSystemGetDriverVersion, mxSmlExMacaDeviceGetCount), -DFAKE_NO_NAME
+// (a required one missing).
 //
 // Every query but the init, shutdown and error-string calls answers
 // MXSMLEX_ERROR_UNINITIALIZED unless an mxSmlExInit is outstanding.
@@ -60,48 +68,32 @@ typedef struct MxSmlExPciInfo {
 _Static_assert(sizeof(mxSmlExPciInfo_t) == 68, "mxSmlExPciInfo_t is 68 bytes");
 
 static struct MxSmlExDevice devices[64];
-static int inits;
 
 #define FAKE_ENV_PREFIX "FAKE_MXSML_"
 #define FAKE_DEFAULT_COUNT 2
 #include "fake_env.h"
 
 static mxSmlExReturn_t put(char *dst, unsigned int length, const char *s) {
-    if (!dst) return MXSMLEX_ERROR_INVALID_ARGUMENT;
-    if (strlen(s) + 1 > length) return MXSMLEX_ERROR_INSUFFICIENT_SIZE;
-    strcpy(dst, s);
-    return MXSMLEX_SUCCESS;
+    return put_string(dst, length, s, MXSMLEX_ERROR_INVALID_ARGUMENT, MXSMLEX_ERROR_INSUFFICIENT_SIZE);
 }
 
 mxSmlExReturn_t mxSmlExInit(void) {
     logcall("mxSmlExInit");
-    mxSmlExReturn_t r = (mxSmlExReturn_t)envlong("FAKE_MXSML_INIT_RESULT", 0);
-    if (r != MXSMLEX_SUCCESS) return r;
-    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return MXSMLEX_SUCCESS;
+    return (mxSmlExReturn_t)counted_init();
 }
 
 mxSmlExReturn_t mxSmlExShutdown(void) {
     logcall("mxSmlExShutdown");
-    if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return MXSMLEX_ERROR_UNINITIALIZED;
-    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
-    return MXSMLEX_SUCCESS;
+    return (mxSmlExReturn_t)counted_shutdown(MXSMLEX_ERROR_UNINITIALIZED);
 }
 
 const char *mxSmlExErrorString(mxSmlExReturn_t result) {
     logcall("mxSmlExErrorString");
-    switch ((int)result) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 4: return "Insufficient Permissions";
-    case 9: return "Driver Not Loaded";
-    case 18: return "RM has detected an MXSML/RM version mismatch.";
-    }
-    return "Unknown Error";
+    if ((int)result == 18) return "RM has detected an MXSML/RM version mismatch.";
+    return nvml_error_string(result);
 }
 
-#define NEED_INIT() do { if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return MXSMLEX_ERROR_UNINITIALIZED; } while (0)
+#define NEED_INIT() do { if (!counted_initialized()) return MXSMLEX_ERROR_UNINITIALIZED; } while (0)
 
 mxSmlExReturn_t mxSmlExDeviceGetCount(unsigned int *deviceCount) {
     logcall("mxSmlExDeviceGetCount");
@@ -144,11 +136,19 @@ mxSmlExReturn_t mxSmlExDeviceGetName(mxSmlExDevice_t deviceHandle, char *name, u
 mxSmlExReturn_t mxSmlExDeviceGetUUID(mxSmlExDevice_t deviceHandle, char *uuid, unsigned int length) {
     logcall("mxSmlExDeviceGetUUID");
     NEED_INIT();
-    if (!valid(deviceHandle)) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    if (!valid(deviceHandle) || length > 80) return MXSMLEX_ERROR_INVALID_ARGUMENT;
     char buf[128];
     if (!nth("FAKE_MXSML_UUIDS", deviceHandle.handle->index, buf, sizeof buf))
         snprintf(buf, sizeof buf, "GPU-5f3c0000-1111-2222-3333-00000000000%d", deviceHandle.handle->index);
     return put(uuid, length, buf);
+}
+
+mxSmlExReturn_t mxSmlExMacaDeviceGetCount(unsigned int *deviceCount) {
+    logcall("mxSmlExMacaDeviceGetCount");
+    NEED_INIT();
+    if (!deviceCount) return MXSMLEX_ERROR_INVALID_ARGUMENT;
+    *deviceCount = (unsigned int)envlong("FAKE_MXSML_MACA_COUNT", count());
+    return MXSMLEX_SUCCESS;
 }
 
 mxSmlExReturn_t mxSmlExDeviceGetMemoryInfo(mxSmlExDevice_t deviceHandle, mxSmlExMemory_t *memory) {

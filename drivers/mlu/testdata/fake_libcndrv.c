@@ -40,6 +40,10 @@
  *   -DFAKE_NO_STREAMS          lacks the queue, notifier and pinned-memory symbols
  *   -DFAKE_NO_WAIT_WITH_FLAGS  lacks cnQueueWaitNotifierWithFlags (older CNDrv)
  *   -DFAKE_NO_ASYNC_V2         lacks cnMemcpyHtoDAsync_V2 and cnMemcpyDtoHAsync_V2
+ *   -DFAKE_NO_UUID_STR         lacks cnDeviceGetUuidStr (older CNDrv: cnDeviceGetUuid only)
+ * cnDeviceGetUuidStr writes the 16 bytes of cnDeviceGetUuid as
+ * xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, or FAKE_CN_UUID_STR when set (one
+ * string for every device: a malformed one, for the tests).
  * (CUDA's -DFAKE_NO_LOAD_DATA_EX, -DFAKE_NO_TOTALMEM_V2 and
  * -DFAKE_NO_PARAM_INFO change nothing: CNDrv has none of those functions.)
  */
@@ -154,6 +158,23 @@ EXPORT CNresult cnDeviceGetUuid(CNuuid *uuid, CNdev dev) {
 	if (!uuid) return CN_ERROR_INVALID_VALUE;
 	return cn(fake_device_get_uuid((unsigned char *)uuid->uuid, h(dev)));
 }
+#ifndef FAKE_NO_UUID_STR
+/* CNresult cnDeviceGetUuidStr(char *uuid_str, int len, CNdev dev): cn_api.h */
+EXPORT CNresult cnDeviceGetUuidStr(char *uuid_str, int len, CNdev dev) {
+	unsigned char u[16];
+	int r = fake_device_get_uuid(u, h(dev));
+	if (r) return cn(r);
+	if (!uuid_str || len < 37) return CN_ERROR_INVALID_VALUE;
+	const char *forced = getenv("FAKE_CN_UUID_STR");
+	if (forced && *forced) {
+		snprintf(uuid_str, (size_t)len, "%s", forced);
+		return CN_SUCCESS;
+	}
+	snprintf(uuid_str, (size_t)len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	return CN_SUCCESS;
+}
+#endif
 #ifndef FAKE_NO_PCI_BUS_ID
 EXPORT CNresult cnDeviceGetPCIBusId(char *pciBusId, int len, CNdev dev) {
 	char id[64];

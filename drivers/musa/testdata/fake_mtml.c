@@ -71,10 +71,7 @@ static MtmlSystem thesystem = {MAGIC};
 static int live(const MtmlLibrary *lib) { return lib && lib->magic == MAGIC; }
 
 static MtmlReturn put(char *dst, unsigned int length, const char *s) {
-    if (!dst) return MTML_ERROR_INVALID_ARGUMENT;
-    if (strlen(s) + 1 > length) return MTML_ERROR_INSUFFICIENT_SIZE;
-    strcpy(dst, s);
-    return MTML_SUCCESS;
+    return put_string(dst, length, s, MTML_ERROR_INVALID_ARGUMENT, MTML_ERROR_INSUFFICIENT_SIZE);
 }
 
 MtmlReturn mtmlLibraryInit(MtmlLibrary **lib) {

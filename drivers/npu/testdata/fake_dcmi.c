@@ -22,12 +22,18 @@
 //                             20480 available
 //   FAKE_DCMI_HBM_MB, FAKE_DCMI_DDR_MB  the memory sizes answered instead
 //   FAKE_DCMI_DRIVER          driver version (default "24.1.rc2")
+//   FAKE_DCMI_950             1: an Ascend 950 board, as DRV's DCMI answers
+//                             one (dcmi_init_basic.c, dcmi_basic_info_intf.c):
+//                             dcmi_init returns DCMI_ERR_CODE_NOT_SUPPORT
+//                             (-8255) and the dcmiv2_* calls answer; else
+//                             dcmiv2_init returns -8255
 //
 // NPU k (in card order) is at PCI 0000:(0x18+k):00.0. Build variants:
 // -DFAKE_NO_CARD_LIST (only the older dcmi_get_card_num_list),
 // -DFAKE_NO_OPTIONAL (no chip info, memory, PCI or driver version),
-// -DFAKE_NO_LOGIC_ID (a required function missing). fake_dcmi_layout(i)
-// gives the structs' sizes and offsets as gcc lays them out.
+// -DFAKE_NO_LOGIC_ID (a required function missing), -DFAKE_NO_DCMIV2 (a
+// libdcmi from before the dcmiv2_* API). fake_dcmi_layout(i) gives the
+// structs' sizes and offsets as gcc lays them out.
 #define FAKE_ENV_PREFIX "FAKE_DCMI_"
 #define FAKE_DEFAULT_COUNT 1
 #include <stddef.h>
@@ -112,6 +118,7 @@ static int npu(int card_id, int device_id) {
 
 EXPORT int dcmi_init(void) {
     logcall("dcmi_init");
+    if (envlong("FAKE_DCMI_950", 0)) return -8255; /* "this product is not support ascend 950." */
     int r = (int)envlong("FAKE_DCMI_INIT_RESULT", 0);
     if (r == 0) initialized = 1;
     return r;
@@ -232,6 +239,109 @@ EXPORT int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_
     pcie_info->bdf_busid = 0x18 + (unsigned)k;
     pcie_info->bdf_deviceid = 0;
     pcie_info->bdf_funcid = 0;
+    return DCMI_OK;
+}
+#endif
+
+#ifndef FAKE_NO_DCMIV2
+/* The dcmiv2_* API of dcmi_interface_api.h, for Ascend 950 boards: devices
+   by logic id, the v1 structs, and struct dcmi_chip_info_v2. */
+#define DCMI_ERR_CODE_NOT_SUPPORT (-8255)
+
+struct dcmi_chip_info_v2 {
+    unsigned char chip_type[MAX_CHIP_NAME_LEN];
+    unsigned char chip_name[MAX_CHIP_NAME_LEN];
+    unsigned char chip_ver[MAX_CHIP_NAME_LEN];
+    unsigned int aicore_cnt;
+    unsigned char npu_name[MAX_CHIP_NAME_LEN];
+};
+
+EXPORT unsigned long fake_dcmi_layout_v2(int i) {
+    const unsigned long t[] = {sizeof(struct dcmi_chip_info_v2), offsetof(struct dcmi_chip_info_v2, npu_name)};
+    return i >= 0 && i < 2 ? t[i] : 0;
+}
+
+static int v2_initialized;
+
+/* logic_npu is the NPU (in card order) whose logic id is id, -1 when none. */
+static int logic_npu(int id) {
+    char buf[32];
+    for (int k = 0; k < cards() * per_card(); k++)
+        if ((nth("FAKE_DCMI_LOGIC_IDS", k, buf, sizeof buf) ? atoi(buf) : k) == id) return k;
+    return -1;
+}
+
+EXPORT int dcmiv2_init(void) {
+    logcall("dcmiv2_init");
+    if (!envlong("FAKE_DCMI_950", 0)) return DCMI_ERR_CODE_NOT_SUPPORT; /* "dcmiv2_init仅支持A5场景" */
+    int r = (int)envlong("FAKE_DCMI_INIT_RESULT", 0);
+    if (r == 0) v2_initialized = 1;
+    return r;
+}
+
+EXPORT int dcmiv2_get_device_list(int *device_list, int *device_cnt, int list_len) {
+    logcall("dcmiv2_get_device_list");
+    if (!device_list || !device_cnt || list_len <= 0) return DCMI_ERR_CODE_INVALID_PARAMETER;
+    if (!v2_initialized) return -8005; /* DCMI_ERR_CODE_INNER_ERR: "dcmi is not init." */
+    int n = cards() * per_card(), cnt = 0;
+    char buf[32];
+    for (int k = 0; k < n && cnt < list_len; k++)
+        device_list[cnt++] = nth("FAKE_DCMI_LOGIC_IDS", k, buf, sizeof buf) ? atoi(buf) : k;
+    for (int i = 1; i < cnt; i++) /* sorted, as DRV's qsort leaves them */
+        for (int j = i; j > 0 && device_list[j - 1] > device_list[j]; j--) {
+            int x = device_list[j]; device_list[j] = device_list[j - 1]; device_list[j - 1] = x;
+        }
+    const char *raw = getenv("FAKE_DCMI_CARDS_RAW");
+    *device_cnt = raw && *raw ? (int)strtoll(raw, NULL, 10) : cnt;
+    return DCMI_OK;
+}
+
+EXPORT int dcmiv2_get_driver_version(char *driver_ver, unsigned int len) {
+    logcall("dcmiv2_get_driver_version");
+    if (!v2_initialized || !driver_ver || len == 0) return DCMI_ERR_CODE_INVALID_PARAMETER;
+    const char *v = getenv("FAKE_DCMI_DRIVER");
+    snprintf(driver_ver, len, "%s", v && *v ? v : "25.5.0");
+    return DCMI_OK;
+}
+
+EXPORT int dcmiv2_get_device_chip_info(int dev_id, struct dcmi_chip_info_v2 *chip_info) {
+    logcall("dcmiv2_get_device_chip_info");
+    int k = logic_npu(dev_id);
+    if (!v2_initialized || !chip_info) return DCMI_ERR_CODE_INVALID_PARAMETER;
+    if (k < 0) return DCMI_ERR_CODE_INVALID_DEVICE_ID;
+    memset(chip_info, 0, sizeof *chip_info);
+    const char *typ = getenv("FAKE_DCMI_CHIP_TYPE");
+    snprintf((char *)chip_info->chip_type, MAX_CHIP_NAME_LEN, "%s", typ ? typ : "Ascend");
+    char name[MAX_CHIP_NAME_LEN];
+    if (!nth("FAKE_DCMI_CHIP_NAMES", k, name, sizeof name)) snprintf(name, sizeof name, "950PR");
+    snprintf((char *)chip_info->chip_name, MAX_CHIP_NAME_LEN, "%s", name);
+    snprintf((char *)chip_info->chip_ver, MAX_CHIP_NAME_LEN, "V1");
+    snprintf((char *)chip_info->npu_name, MAX_CHIP_NAME_LEN, "npu");
+    chip_info->aicore_cnt = 32;
+    return DCMI_OK;
+}
+
+EXPORT int dcmiv2_get_device_hbm_info(int dev_id, struct dcmi_hbm_info *hbm_info) {
+    logcall("dcmiv2_get_device_hbm_info");
+    int k = logic_npu(dev_id);
+    if (!v2_initialized || !hbm_info) return DCMI_ERR_CODE_INVALID_PARAMETER;
+    if (k < 0) return DCMI_ERR_CODE_INVALID_DEVICE_ID;
+    int r = (int)envlong("FAKE_DCMI_HBM_RESULT", 0);
+    if (r) return r;
+    memset(hbm_info, 0, sizeof *hbm_info);
+    hbm_info->memory_size = 131072;
+    hbm_info->memory_usage = 2048;
+    return DCMI_OK;
+}
+
+EXPORT int dcmiv2_get_device_pcie_info(int dev_id, struct dcmi_pcie_info_all *pcie_info) {
+    logcall("dcmiv2_get_device_pcie_info");
+    int k = logic_npu(dev_id);
+    if (!v2_initialized || !pcie_info) return DCMI_ERR_CODE_INVALID_PARAMETER;
+    if (k < 0) return DCMI_ERR_CODE_INVALID_DEVICE_ID;
+    memset(pcie_info, 0, sizeof *pcie_info);
+    pcie_info->venderid = 0x19e5;
+    pcie_info->bdf_busid = 0x18 + (unsigned)k;
     return DCMI_OK;
 }
 #endif

@@ -26,7 +26,8 @@ import (
 type Common struct {
 	Source string // Report.Source: "nvml"
 	Label  string // the label of the library's errors and sentences: "NVML"
-	Vars   Vars   // the fake's variables
+	// Vars are the fake's variables; unset, VarsOf("FAKE_<SOURCE>_").
+	Vars Vars
 
 	Init, Shutdown string // as the call log names them; Shutdown "" where the library has none
 	// ErrorString is the error-string function, as the call log names it:
@@ -58,7 +59,10 @@ type Common struct {
 	// ordinals; Ignored are variables it does not read (another runtime's,
 	// a container toolkit's).
 	Visible string
-	Ignored []string
+	// EmptyUndecidable: how the runtime reads the variable set and empty
+	// is not public, so the tier says it cannot decide.
+	EmptyUndecidable bool
+	Ignored          []string
 	// Also runs the binding's other presence sources (its device nodes,
 	// ...) in the case that proves no source loads a driver.
 	Also func(*presence.Env)
@@ -110,6 +114,17 @@ type Failure struct {
 	Reason  string // InitFail only: a part of the binding's sentence for it
 }
 
+// prefix is the fake's variables' prefix by default: FAKE_<SOURCE>_.
+func (c *Common) prefix() string { return "FAKE_" + strings.ToUpper(c.Source) + "_" }
+
+// vars are Vars, or their default.
+func (c *Common) vars() Vars {
+	if c.Vars == (Vars{}) {
+		return VarsOf(c.prefix())
+	}
+	return c.Vars
+}
+
 // err is the *clib.Error of f returned by fn.
 func (c *Common) err(fn string, f Failure) *clib.Error {
 	return &clib.Error{Library: c.Label, Func: fn, Code: f.Code, Name: f.Name, Message: f.Message}
@@ -127,6 +142,7 @@ func (c *Common) paired(t *testing.T, calls []string) {
 // cases are the common cases a child runs against the fake.
 func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Case {
 	var cases []Case
+	vars := c.vars()
 	add := func(ok bool, cs ...Case) {
 		if ok {
 			cases = append(cases, cs...)
@@ -148,7 +164,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 		assert.Equal(t, c.Init, calls[0], "init comes first")
 		c.paired(t, calls)
 	}})
-	add(c.InitFail.Name != "", Case{Name: "init fails", Env: []string{c.Vars.InitResult + "=" + itoa(c.InitFail.Code)},
+	add(c.InitFail.Name != "", Case{Name: "init fails", Env: []string{vars.InitResult + "=" + itoa(c.InitFail.Code)},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.ErrorIs(t, r.Err, presence.ErrInit)
 			var e *clib.Error
@@ -163,7 +179,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 			}
 			assert.Equal(t, want, calls, "nothing after a failed init, no shutdown")
 		}})
-	add(c.Vars.Count != "", Case{Name: "zero devices", Env: []string{c.Vars.Count + "=0"},
+	add(vars.Count != "", Case{Name: "zero devices", Env: []string{vars.Count + "=0"},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			require.NoError(t, r.Err)
 			assert.Empty(t, r.Devices)
@@ -171,7 +187,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 			assert.Equal(t, c.Label+" sees no device", r.Reason)
 			c.paired(t, calls)
 		}})
-	add(c.CountFail.Name != "", Case{Name: "count fails", Env: []string{c.Vars.CountResult + "=" + itoa(c.CountFail.Code)},
+	add(c.CountFail.Name != "", Case{Name: "count fails", Env: []string{vars.CountResult + "=" + itoa(c.CountFail.Code)},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.ErrorIs(t, r.Err, presence.ErrQuery)
 			assert.Equal(t, c.err(c.Count, c.CountFail).Error(), r.Reason)
@@ -180,7 +196,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 	// A library answering an absurd count: refused before anything is
 	// allocated for it, and no device is asked for.
 	for _, n := range []uint64{1<<32 - 1, 3000000} {
-		add(c.Vars.CountRaw != "", Case{Name: "count " + strconv.FormatUint(n, 10), Env: []string{c.Vars.CountRaw + "=" + strconv.FormatUint(n, 10)},
+		add(vars.CountRaw != "", Case{Name: "count " + strconv.FormatUint(n, 10), Env: []string{vars.CountRaw + "=" + strconv.FormatUint(n, 10)},
 			Run: func(t *testing.T) presence.Report {
 				var r presence.Report
 				a := Allocated(func() { r = source(presence.NewEnv()) })
@@ -200,7 +216,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 				c.paired(t, calls)
 			}})
 	}
-	add(c.Vars.CountRaw != "" && c.Handle != "", Case{Name: "count 4096", Env: []string{c.Vars.CountRaw + "=4096"},
+	add(vars.CountRaw != "" && c.Handle != "", Case{Name: "count 4096", Env: []string{vars.CountRaw + "=4096"},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.NotErrorIs(t, r.Err, presence.ErrTooManyDevices, "the bound itself is allowed")
 			n := len(c.Answer.Devices)
@@ -208,7 +224,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 			assert.Contains(t, r.Reason, c.Handle+"("+itoa(n)+")")
 			c.paired(t, calls)
 		}})
-	add(c.HandleFail.Name != "", Case{Name: "handle fails", Env: []string{c.Vars.HandleFail + "=1"},
+	add(c.HandleFail.Name != "", Case{Name: "handle fails", Env: []string{vars.HandleFail + "=1"},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.ErrorIs(t, r.Err, presence.ErrQuery)
 			assert.Equal(t, c.err(c.Handle+"(1)", c.HandleFail).Error(), r.Reason)
@@ -234,7 +250,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 			c.paired(t, calls)
 		}})
 	add(c.NoErrorString != "" && c.CountFail.Name != "", Case{Name: "no error string", Defines: []string{"-D" + c.NoErrorString},
-		Env: []string{c.Vars.CountResult + "=" + itoa(c.CountFail.Code)},
+		Env: []string{vars.CountResult + "=" + itoa(c.CountFail.Code)},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			assert.ErrorIs(t, r.Err, presence.ErrQuery)
 			bare := c.CountFail
@@ -242,7 +258,7 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 			assert.Equal(t, c.err(c.Count, bare).Error(), r.Reason, "no message")
 		}})
 	vis := c.Visible + "=1,3"
-	add(c.Visible != "" && c.Vars.Count != "", Case{Name: "visible", Env: []string{c.Vars.Count + "=4", vis},
+	add(c.Visible != "" && vars.Count != "", Case{Name: "visible", Env: []string{vars.Count + "=4", vis},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
 			require.NoError(t, r.Err)
 			assert.Equal(t, 4, r.Total)
@@ -255,13 +271,17 @@ func (c *Common) cases(lib Lib, source func(*presence.Env) presence.Report) []Ca
 		}})
 	add(c.Visible != "", Case{Name: "visible empty", Env: []string{c.Visible + "="},
 		Check: func(t *testing.T, r presence.Report, calls []string) {
+			assert.Equal(t, c.Visible+"=", r.Visibility)
+			if c.EmptyUndecidable {
+				assert.ErrorIs(t, r.Err, presence.ErrUndecidable, "not documented: not guessed")
+				return
+			}
 			require.NoError(t, r.Err)
 			assert.Equal(t, len(c.Answer.Devices), r.Total)
 			assert.Empty(t, r.Devices, "set and empty hides every device")
-			assert.Equal(t, c.Visible+"=", r.Visibility)
 		}})
 	for _, v := range c.Ignored {
-		add(c.Vars.Count != "", Case{Name: v + " ignored", Env: []string{c.Vars.Count + "=2", v + "=1"},
+		add(vars.Count != "", Case{Name: v + " ignored", Env: []string{vars.Count + "=2", v + "=1"},
 			Check: func(t *testing.T, r presence.Report, calls []string) {
 				require.NoError(t, r.Err)
 				assert.Len(t, r.Devices, 2, "not the runtime's variable")
@@ -362,4 +382,24 @@ func CodeNames(t *testing.T, names map[int]string, prefix string, want map[int]s
 	for code, name := range want {
 		assert.Equal(t, name, names[code], "code %d", code)
 	}
+}
+
+// Fallback checks a vendor's presence sources on a machine whose device
+// nodes tr holds and whose management library is missing (the search finds
+// none; no variable is set): two reports, in order, the first from source
+// first, not available, its error matching firstErr, and the device nodes
+// last, with devices devices. It returns the reports, for the vendor's own
+// further checks.
+func Fallback(t *testing.T, sources func(*presence.Env) []presence.Report, tr *Tree, first string, firstErr error, devices int) []presence.Report {
+	t.Helper()
+	rs := sources(presence.NewEnv(presence.WithRoot(tr.Root), presence.WithLookupEnv(Lookup()),
+		presence.WithSearch(func(l *clib.Library) { l.Sonames, l.Dirs = []string{"presencetest-absent-" + l.Name + ".so"}, nil })))
+	require.Len(t, rs, 2)
+	assert.Equal(t, first, rs[0].Source)
+	assert.ErrorIs(t, rs[0].Err, firstErr)
+	assert.False(t, rs[0].Available())
+	assert.Equal(t, presence.SourceNodes, rs[1].Source, "the device nodes, last")
+	assert.Len(t, rs[1].Devices, devices)
+	assert.Equal(t, devices > 0, rs[1].Available())
+	return rs
 }

@@ -1,10 +1,13 @@
 package presencetest
 
 import (
+	"embed"
 	"errors"
+	"github.com/flagos-ai/flagshim/device"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,7 +25,8 @@ const (
 )
 
 // Lib is a fake management library: its C source and how the binding and
-// the fake find each other.
+// the fake find each other. In a Suite with Common, LogEnv defaults to the
+// binding's source's FAKE_<SOURCE>_LOG.
 type Lib struct {
 	Src      string // the C source: absolute, or relative to the test's package folder
 	Soname   string // the file it is built as, its soname: "libnvidia-ml.so.1"
@@ -32,10 +36,13 @@ type Lib struct {
 
 // Build compiles the fake into dir (which others must not be able to
 // write) as file ("" for its soname), with extra -D flags, and returns its
-// path. The include path has the shared C helpers (see Testdata). It skips
-// tb where no C compiler is installed.
+// path. The include path has the shared C helpers (see Include). A missing
+// C compiler fails tb: the kit cannot prove anything without its fake.
 func (l Lib) Build(tb testing.TB, dir, file string, defines ...string) string {
 	tb.Helper()
+	if dltest.CC() == "" {
+		tb.Fatal("presencetest: no C compiler (go env CC) to build the fake management library: the case cannot run; install one (gcc or clang)")
+	}
 	if file == "" {
 		file = l.Soname
 	}
@@ -44,24 +51,40 @@ func (l Lib) Build(tb testing.TB, dir, file string, defines ...string) string {
 		src = dltest.Abs(tb, src)
 	}
 	out := filepath.Join(dir, file)
-	dltest.BuildLib(tb, out, file, []string{src}, append([]string{"-I" + Testdata(tb)}, defines...)...)
+	dltest.BuildLib(tb, out, file, []string{src}, append([]string{"-I" + Include(tb)}, defines...)...)
 	return out
 }
 
-// Testdata is the folder of the C helpers the fakes share (fake_env.h,
-// tripwire_libcuda.c), in this module's sources. It skips tb where the
-// sources are not there (a test binary run outside its module).
-func Testdata(tb testing.TB) string {
+// csrc are the C helpers the fakes share, embedded: a test binary built
+// with -trimpath, or run from a module cache's copy of its package, has
+// them.
+//
+//go:embed testdata/fake_env.h testdata/tripwire_libcuda.c
+var csrc embed.FS
+
+// Include is the folder of the C helpers the fake management libraries
+// share (fake_env.h: the call log, the FAKE_<LIB>_* knobs, the device
+// count) and of tripwire_libcuda.c, written out from the copies embedded in
+// the kit (see dltest.Sources). Lib.Build passes -I Include(tb).
+func Include(tb testing.TB) string {
 	tb.Helper()
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Skip("presencetest: cannot locate the module's sources")
+	sub, err := fs.Sub(csrc, "testdata")
+	require.NoError(tb, err)
+	return dltest.Sources(tb, sub)
+}
+
+// Sources lists the kit's C helpers as Include writes them, for tests that
+// cache built fakes by their sources' hash.
+func Sources(tb testing.TB) []string {
+	tb.Helper()
+	inc := Include(tb)
+	ents, err := fs.ReadDir(csrc, "testdata")
+	require.NoError(tb, err)
+	var out []string
+	for _, e := range ents {
+		out = append(out, filepath.Join(inc, e.Name()))
 	}
-	dir := filepath.Join(filepath.Dir(self), "..", "..", "driver", "drivertest", "testdata")
-	if _, err := os.Stat(filepath.Join(dir, "fake_env.h")); err != nil {
-		tb.Skipf("presencetest: the shared C helpers are not here (a test binary run outside its module): %v", err)
-	}
-	return dir
+	return out
 }
 
 // Case is one scenario, run in its own child process.
@@ -91,12 +114,21 @@ type Suite struct {
 	Cases  []Case
 }
 
+// lib is Lib with its defaults (see Lib).
+func (s *Suite) lib() Lib {
+	l := s.Lib
+	if s.Common != nil && l.LogEnv == "" {
+		l.LogEnv = s.Common.prefix() + "LOG"
+	}
+	return l
+}
+
 // cases are the common cases, then the binding's own.
 func (s *Suite) cases() []Case {
 	if s.Common == nil {
 		return s.Cases
 	}
-	return append(s.Common.cases(s.Lib, s.Source), s.Cases...)
+	return append(s.Common.cases(s.lib(), s.Source), s.Cases...)
 }
 
 // Test runs the suite from one top-level test (whose name the children
@@ -110,10 +142,10 @@ func (s *Suite) Test(t *testing.T) {
 		return
 	}
 	if s.Common != nil {
-		s.Common.testOpen(t, s.Lib, s.Source)
+		s.Common.testOpen(t, s.lib(), s.Source)
 	}
 	if dltest.CC() == "" {
-		t.Skip("no C compiler (go env CC) to build the fake management library")
+		t.Fatal("presencetest: no C compiler (go env CC) to build the fake management library: the cases cannot run; install one (gcc or clang)")
 	}
 	parent := t.Name()
 	seen := map[string]bool{}
@@ -127,11 +159,12 @@ func (s *Suite) Test(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(dltest.PrivateDir(t), "lib")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
-			out := s.Lib.Build(t, dir, c.File, c.Defines...)
+			lib := s.lib()
+			out := lib.Build(t, dir, c.File, c.Defines...)
 			env := []string{caseEnv + "=" + c.Name, libDirEnv + "=" + dir,
-				s.Lib.LogEnv + "=" + filepath.Join(dltest.PrivateDir(t), "calls.log")}
+				lib.LogEnv + "=" + filepath.Join(dltest.PrivateDir(t), "calls.log")}
 			if !c.NoOverride {
-				env = append(env, s.Lib.Override+"="+out)
+				env = append(env, lib.Override+"="+out)
 			}
 			if c.Setup != nil {
 				env = append(env, c.Setup(t)...)
@@ -159,7 +192,7 @@ func (s *Suite) child(t *testing.T) {
 		} else {
 			r = s.Source(presence.NewEnv())
 		}
-		c.Check(t, r, Calls(t, s.Lib.LogEnv))
+		c.Check(t, r, Calls(t, s.lib().LogEnv))
 		return
 	}
 	t.Fatalf("presencetest: unknown case %q", name)
@@ -221,4 +254,33 @@ func Lookup(kv ...string) func(string) (string, bool) {
 		m[kv[i]] = kv[i+1]
 	}
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// Told is a conformance suite's Presence (drivertest.Suite.Presence) for a
+// binding whose fake takes fake_env.h's device knobs: it builds l's fake
+// in dir and tells it the devices the driver's fake describes, through
+// <prefix>COUNT, NAMES, UUIDS, MEM_TOTAL (bytes), DRIVER and BUS0 (device
+// 0's PCI bus, hex), then extra's variables for the same devices (a knob of
+// the fake's own, or a value in another form: a later variable wins).
+func (l Lib) Told(prefix string, extra func(devs []device.Record) []string) func(t *testing.T, dir, root string, devs []device.Record) []string {
+	return func(t *testing.T, dir, _ string, devs []device.Record) []string {
+		lib := l.Build(t, dir, "")
+		var names, uuids []string
+		for _, d := range devs {
+			names, uuids = append(names, d.Name), append(uuids, d.UUID)
+		}
+		env := []string{l.Override + "=" + lib, prefix + "COUNT=" + strconv.Itoa(len(devs)),
+			prefix + "NAMES=" + strings.Join(names, ","), prefix + "UUIDS=" + strings.Join(uuids, ",")}
+		if len(devs) > 0 {
+			d := devs[0]
+			env = append(env, prefix+"MEM_TOTAL="+strconv.FormatUint(d.TotalMemory, 10), prefix+"DRIVER="+d.DriverVersion)
+			if len(d.PCIBusID) >= 7 {
+				env = append(env, prefix+"BUS0="+d.PCIBusID[5:7])
+			}
+		}
+		if extra != nil {
+			env = append(env, extra(devs)...)
+		}
+		return env
+	}
 }

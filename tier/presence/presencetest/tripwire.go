@@ -17,14 +17,14 @@ import (
 const tripwireLogEnv = "FAKE_TRIPWIRE_LOG"
 
 // Tripwire builds a libcuda.so.1 that records being loaded
-// (tripwire_libcuda.c, see Testdata) and returns the child's environment
+// (tripwire_libcuda.c, see Include) and returns the child's environment
 // that puts it first on LD_LIBRARY_PATH: a Case.Setup for a case whose
 // check calls NoDriverLoaded.
 func Tripwire(t *testing.T) []string {
 	t.Helper()
 	dir := filepath.Join(dltest.PrivateDir(t), "cuda")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	dltest.BuildLib(t, filepath.Join(dir, "libcuda.so.1"), "libcuda.so.1", []string{filepath.Join(Testdata(t), "tripwire_libcuda.c")})
+	dltest.BuildLib(t, filepath.Join(dir, "libcuda.so.1"), "libcuda.so.1", []string{filepath.Join(Include(t), "tripwire_libcuda.c")})
 	return []string{"LD_LIBRARY_PATH=" + dir, tripwireLogEnv + "=" + filepath.Join(dltest.PrivateDir(t), "tripwire.log")}
 }
 

@@ -1,6 +1,9 @@
 // The environment-driven helpers the fake management libraries share
-// (fake_nvml.c, fake_mtml.c). Define FAKE_ENV_PREFIX ("FAKE_NVML_") and
-// FAKE_DEFAULT_COUNT before including it.
+// (fake_nvml.c, fake_mtml.c, fake_mxsml.c, ...: each vendor's testdata).
+// Define FAKE_ENV_PREFIX ("FAKE_NVML_") and FAKE_DEFAULT_COUNT before
+// including it.
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-variable"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,4 +69,49 @@ static int count(void) {
     if (n < 0) n = 0;
     if (n > FAKE_MAX_COUNT) n = FAKE_MAX_COUNT;
     return (int)n;
+}
+
+// A counting init, as NVML's: counted_init returns <prefix>INIT_RESULT
+// where it is set (and counts nothing), else counts one init;
+// counted_shutdown releases one, or returns uninit when none is held;
+// counted_initialized tells whether one is held.
+static int inits;
+
+static int counted_init(void) {
+    int r = (int)envlong(FAKE_ENV_PREFIX "INIT_RESULT", 0);
+    if (r != 0) return r;
+    __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static int counted_shutdown(int uninit) {
+    if (__atomic_load_n(&inits, __ATOMIC_SEQ_CST) <= 0) return uninit;
+    __atomic_sub_fetch(&inits, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static int counted_initialized(void) { return __atomic_load_n(&inits, __ATOMIC_SEQ_CST) > 0; }
+
+// put_string copies s into dst, a buffer of length bytes, terminated:
+// invalid (a NULL dst) and small (s does not fit) are the library's codes.
+static int put_string(char *dst, unsigned int length, const char *s, int invalid, int small) {
+    if (!dst) return invalid;
+    if (strlen(s) + 1 > length) return small;
+    strcpy(dst, s);
+    return 0;
+}
+
+// nvml_error_string is NVML's words for the codes NVML-numbered libraries
+// share (NVML, MXSML, XPUML mirror nvmlReturn_t): "Unknown Error" for the
+// others. A fake adds its own codes before falling back on it.
+static const char *nvml_error_string(int code) {
+    switch (code) {
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 2: return "Invalid Argument";
+    case 3: return "Not Supported";
+    case 4: return "Insufficient Permissions";
+    case 9: return "Driver Not Loaded";
+    }
+    return "Unknown Error";
 }

@@ -1,20 +1,20 @@
-package presence
+package visible
 
 import (
 	"fmt"
 	"strconv"
 )
 
-// The visible-devices dialect of Huawei's Ascend runtime (AscendCL,
-// libascendcl), which differs from CUDA_VISIBLE_DEVICES' (Visible): no UUIDs,
-// no signs, no spaces, and a list out of order or with a repeat hides every
-// device instead of ending the list. The rules are those of
-// Runtime::GetVisibleDevices, SplitString and IsdigitString in
+// AscendRT is ASCEND_RT_VISIBLE_DEVICES' dialect, which differs from
+// CUDA's: no UUIDs, no signs, no spaces, and a list out of order or with a
+// repeat hides every device instead of ending the list. The rules are
+// those of Runtime::GetVisibleDevices, SplitString and IsdigitString in
 // hicann/runtime src/runtime/core/src/runtime.cc (master 681ef76, the same
 // in tag v8.5.0), RT_SET_DEVICE_STR_MAX_LEN in
 // src/runtime/core/inc/spec/base_info.hpp, and ApiImpl::GetDeviceCount in
 // src/runtime/api/impl/api_impl.cc, which answers a rejected list with "no
-// device":
+// device"; CANN 8.5's environment-variable reference says the same
+// ("only the device IDs before them are read"):
 //
 //   - only the first 128 bytes of the value are read (memcpy_s of at most
 //     RT_SET_DEVICE_STR_MAX_LEN);
@@ -32,28 +32,34 @@ import (
 //   - the list also ends once it holds as many entries as there are
 //     devices.
 //
-// The devices are the runtime's logical devices in logical-id order, and the
-// visible ones are numbered 0..n-1 in the list's order (the "user device
-// id" AscendCL's calls take). Chips whose runtime lacks the feature
-// (RT_FEATURE_DEVICE_VISIBLE in src/runtime/config/*/dev_info_reg.cc, which
-// every data-center chip has) ignore the variable; the presence tier
-// applies it regardless.
+// The devices are the runtime's logical devices in logical-id order, and
+// the visible ones are numbered 0..n-1 in the list's order. Chips whose
+// runtime lacks the feature (RT_FEATURE_DEVICE_VISIBLE in
+// src/runtime/config/*/dev_info_reg.cc, which every data-center chip has)
+// ignore the variable; the rules here apply it regardless.
+type AscendRT struct{}
 
 // ascendRTMaxLen is RT_SET_DEVICE_STR_MAX_LEN (base_info.hpp).
 const ascendRTMaxLen = 128
 
-// VisibleAscendRT applies an ASCEND_RT_VISIBLE_DEVICES value (a set
-// variable; unset keeps every device) to devs, the runtime's logical
-// devices in logical-id order, the way Ascend's runtime does (see above).
-// note is "" unless the runtime rejects the whole list, and then says why
-// (the runtime then sees no device).
-func VisibleAscendRT(devs []Device, value string) (visible []Device, note string) {
-	sel, note := selectAscendRT(value, len(devs))
-	return renumber(devs, sel), note
+// Select implements Dialect. A list the runtime rejects selects nothing,
+// with a note saying why.
+func (AscendRT) Select(value string, p Pool) (Selection, error) {
+	whole := wholeOf(p)
+	idx, note := SelectAscendRT(value, len(whole))
+	out := Selection{Positions: []int{}, ByIndex: true}
+	for _, i := range idx {
+		out.Positions = append(out.Positions, whole[i])
+	}
+	if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	return out, nil
 }
 
-// selectAscendRT returns the positions value selects among n devices.
-func selectAscendRT(value string, n int) (sel []int, note string) {
+// SelectAscendRT returns the indexes value selects among n devices, and a
+// note (or "") when the runtime rejects the whole list or it selects none.
+func SelectAscendRT(value string, n int) (sel []int, note string) {
 	if len(value) > ascendRTMaxLen {
 		value = value[:ascendRTMaxLen]
 	}
@@ -116,3 +122,18 @@ func splitAscendRT(s string) []string {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// Format implements Dialect: decimal logical ids, which the runtime only
+// takes in ascending order (the child numbers them 0..n-1 in that order).
+func (AscendRT) Format(p Pool, sel []int) (string, error) {
+	whole := wholeOf(p)
+	last := -1
+	for _, i := range sel {
+		k := indexOf(whole, i)
+		if k >= 0 && k <= last {
+			return "", fmt.Errorf("%w: Ascend's runtime takes its devices in ascending order only (and no device twice): give them in logical-id order", ErrSelection)
+		}
+		last = k
+	}
+	return indexes(p, sel)
+}
