@@ -22,12 +22,14 @@ import (
 // no C compiler, saying which.
 //
 // Builds are cached in the fixtures' cache folder, keyed by what decides
-// their bytes: the package's build ID as `go list -export` computes it with
-// the same flags (which covers every source file of every package it
-// imports, the toolchain and the compile flags), the flags, the output's
-// name, the C compiler's version (the external linker) and the environment
-// that reaches the build (GOFLAGS, CGO_*FLAGS, CC, GOOS, GOARCH, GOAMD64,
-// GOEXPERIMENT). A build replaces the cached builds of the same package
+// their bytes: the build IDs `go list -deps -export` computes with the same
+// flags for the package and every package it imports, directly or not
+// (each covers its package's source files, the toolchain and the compile
+// flags; the package's own ID alone does not cover a change two imports
+// away that leaves the package in between compiled as before), the flags,
+// the output's name, the C compiler's version (the external linker) and
+// the environment that reaches the build (GOFLAGS, CGO_*FLAGS, CC, GOOS,
+// GOARCH, GOAMD64, GOEXPERIMENT). A build replaces the cached builds of the same package
 // folder, flags and output name (their sources changed), so the cache
 // holds one of each. Go's own cache does not spare these builds: a
 // -buildmode=c-shared build compiles every cgo package again each time
@@ -73,11 +75,15 @@ func goBuildKey(goTool string, env []string, pkg, name string, flags []string) s
 	if cacheDir() == "" {
 		return ""
 	}
-	list := exec.Command(goTool, append(append([]string{"list", "-export", "-f", "{{.Dir}}\n{{.BuildID}}"}, listFlags(flags)...), pkg)...)
+	list := exec.Command(goTool, append(append([]string{"list", "-deps", "-export", "-f", "{{.DepOnly}}\t{{.ImportPath}}\t{{.BuildID}}\t{{.Dir}}"},
+		listFlags(flags)...), pkg)...)
 	list.Env = env
 	listed, err := list.Output()
-	dir, id, ok := strings.Cut(strings.TrimSpace(string(listed)), "\n")
-	if err != nil || !ok || dir == "" || id == "" {
+	if err != nil {
+		return ""
+	}
+	dir, ids, ok := buildIDs(string(listed))
+	if !ok {
 		return ""
 	}
 	goEnv := exec.Command(goTool, append([]string{"env"}, goBuildEnv...)...)
@@ -90,8 +96,37 @@ func goBuildKey(goTool string, env []string, pkg, name string, flags []string) s
 	// and output name.
 	family := sha256.Sum256(fmt.Appendf(nil, "go build\x00%s\x00%s\x00%q", dir, name, flags))
 	h := sha256.New()
-	fmt.Fprintf(h, "%x\x00%s\x00%s\x00%s", family, id, vars, cache.version)
+	fmt.Fprintf(h, "%x\x00%s\x00%s\x00%s", family, ids, vars, cache.version)
 	return "go-" + hex.EncodeToString(family[:8]) + "-" + hex.EncodeToString(h.Sum(nil))
+}
+
+// buildIDs reads go list -deps -export's lines (DepOnly, import path, build
+// ID, folder; the package itself and every package it imports, directly or
+// not) into the package's folder and the import paths with their build IDs,
+// one a line. Every package's ID is in the key, not the package's alone: a
+// package's ID moves with its own sources and its direct imports' compiled
+// bytes, and a change deeper down (a function body two imports away) can
+// leave those bytes as they were, while the linked program changes. ok is
+// false where a package other than unsafe (which is never compiled) has no
+// ID, or there is not exactly one package asked for.
+func buildIDs(listed string) (dir, ids string, ok bool) {
+	var b strings.Builder
+	roots := 0
+	for _, line := range strings.Split(strings.TrimSpace(listed), "\n") {
+		f := strings.SplitN(line, "\t", 4)
+		if len(f) != 4 || f[1] == "" {
+			return "", "", false
+		}
+		if f[2] == "" && f[1] != "unsafe" {
+			return "", "", false
+		}
+		if f[0] == "false" {
+			roots++
+			dir = f[3]
+		}
+		fmt.Fprintf(&b, "%s %s\n", f[1], f[2])
+	}
+	return dir, b.String(), roots == 1 && dir != ""
 }
 
 // listFlags are the build flags go list is given for the build ID: all but

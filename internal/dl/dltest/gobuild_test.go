@@ -16,7 +16,8 @@ import (
 // TestGoBuildCache proves the Go build cache on a module of its own: a
 // second build of the same sources is a copy of the cached one (a cached
 // output replaced by a marker comes back as the marker); a changed source
-// or flag is a fresh build, and a fresh build of the same package, flags
+// (of a package the program imports through another) or flag is a fresh
+// build, and a fresh build of the same package, flags
 // and name replaces the stale one in the cache.
 func TestGoBuildCache(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -34,9 +35,19 @@ func TestGoBuildCache(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644))
 	}
 	write("go.mod", "module example.com/gobuildcache\n\ngo 1.25\n")
+	// main imports mid, which imports dep; the version is in dep, in a
+	// function never inlined: a change there moves neither mid's compiled
+	// package nor main's, only dep's and the linked program (the cache once
+	// keyed builds by the main package's build ID alone, and served a stale
+	// cmd/flagshim after a change to report/report.go).
+	require.NoError(t, os.MkdirAll(filepath.Join(mod, "mid"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(mod, "dep"), 0o755))
+	write(filepath.Join("mid", "mid.go"), "package mid\n\nimport \"example.com/gobuildcache/dep\"\n\n//go:noinline\nfunc Tag() string { return dep.Tag() }\n")
+	// No fmt: the smallest program links fastest (four builds).
+	write("main.go", "package main\n\nimport (\n\t\"os\"\n\n\t\"example.com/gobuildcache/mid\"\n)\n\n"+
+		"var tag string\n\nfunc main() {\n\tif tag == \"\" {\n\t\ttag = mid.Tag()\n\t}\n\tos.Stdout.WriteString(\"build \" + tag + \"\\n\")\n}\n")
 	source := func(v string) {
-		// No fmt: the smallest program links fastest (three builds).
-		write("main.go", "package main\n\nimport \"os\"\n\nvar tag = \""+v+"\"\n\nfunc main() { os.Stdout.WriteString(\"build \" + tag + \"\\n\") }\n")
+		write(filepath.Join("dep", "dep.go"), "package dep\n\n//go:noinline\nfunc Tag() string { return \""+v+"\" }\n")
 	}
 	t.Chdir(mod)
 	run := func(p string) string {
@@ -75,8 +86,8 @@ func TestGoBuildCache(t *testing.T) {
 	assert.NotEqual(t, first, again, "each build is the test's own copy")
 	assert.Equal(t, "from the cache", run(again), "the same sources: a copy of the cached build")
 
-	// A changed source is another key: a fresh build, which replaces the
-	// stale one.
+	// A changed source, two imports away, is another key: a fresh build,
+	// which replaces the stale one.
 	source("v2")
 	assert.Equal(t, "build v2", run(GoBuild(t, ".", name)))
 	now := entries()
@@ -94,4 +105,42 @@ func TestListFlags(t *testing.T) {
 	assert.Equal(t, []string{"-buildvcs=false", "-tags=netgo"}, listFlags([]string{"-buildvcs=false", "-tags=netgo", "-buildmode=c-shared"}))
 	assert.Equal(t, []string{"-ldflags=-X main.tag=v3"}, listFlags([]string{"-ldflags=-X main.tag=v3"}))
 	assert.Empty(t, listFlags([]string{"-buildmode=plugin"}))
+}
+
+// buildIDs keys a build by every package's ID; a list it cannot read
+// whole turns the cache off (a fresh build), never a key that leaves a
+// package out.
+func TestBuildIDs(t *testing.T) {
+	const good = "true\tunsafe\t\t/go/src/unsafe\ntrue\tos\tA/B\t/go/src/os\ntrue\tex/dep\tC/D\t/m/dep\nfalse\tex\tE/F\t/m\n"
+	dir, ids, ok := buildIDs(good)
+	require.True(t, ok)
+	assert.Equal(t, "/m", dir)
+	assert.Equal(t, "unsafe \nos A/B\nex/dep C/D\nex E/F\n", ids)
+	_, changed, _ := buildIDs(strings.Replace(good, "C/D", "C/X", 1))
+	assert.NotEqual(t, ids, changed, "a dependency's ID is in the key")
+
+	for name, listed := range map[string]string{
+		"empty":                "",
+		"no package asked":     "true\tos\tA/B\t/go/src/os\n",
+		"two packages asked":   "false\ta\tA/B\t/a\nfalse\tb\tC/D\t/b\n",
+		"a dependency's ID":    "true\tex/dep\t\t/m/dep\nfalse\tex\tE/F\t/m\n",
+		"the package's ID":     "false\tex\t\t/m\n",
+		"the package's folder": "false\tex\tE/F\t\n",
+		"a short line":         "true\tos\nfalse\tex\tE/F\t/m\n",
+	} {
+		_, _, ok := buildIDs(listed)
+		assert.False(t, ok, name)
+	}
+}
+
+func FuzzBuildIDs(f *testing.F) {
+	f.Add("true\tos\tA/B\t/go/src/os\nfalse\tex\tE/F\t/m\n")
+	f.Add("false\tex\t\t/m")
+	f.Fuzz(func(t *testing.T, listed string) {
+		dir, ids, ok := buildIDs(listed)
+		if ok {
+			assert.NotEmpty(t, dir)
+			assert.NotEmpty(t, ids)
+		}
+	})
 }
