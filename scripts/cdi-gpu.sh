@@ -134,6 +134,8 @@ for line in subprocess.run(["ldd", program], capture_output=True, text=True).std
     if m:
         own.add(os.path.realpath(m.group(1)))
 print("spec: %d device nodes (spec and all), %d mount paths" % (len(nodes), len(mounts)))
+# glibc's own shared objects (its build's sonames), which no CDI spec mounts.
+GLIBC = re.compile(r"^(ld-linux[-.\w]*\.so\.\d+|lib(c|m|dl|pthread|rt|resolv|util|anl|nsl|mvec|BrokenLocale|thread_db|nss_\w+)\.so\.\d+)$")
 missing, covered, skipped = [], [], []
 for line in sorted(set(open(probe_file).read().splitlines())):
     kind, _, path = line.partition(" ")
@@ -153,6 +155,11 @@ for line in sorted(set(open(probe_file).read().splitlines())):
             covered.append(line)
         elif real in own:
             skipped.append(line + "   (the program's own: the image brings it)")
+        elif GLIBC.match(os.path.basename(path)):
+            # libcuda's own DT_NEEDED entries (libdl, libm, libpthread,
+            # librt) are parts of the C library: the image's glibc answers
+            # them, as it does for nvidia-ctk's specs, which mount none.
+            skipped.append(line + "   (part of glibc, which the image brings)")
         elif path.startswith("/proc/") or path.startswith("/sys/"):
             skipped.append(line + "   (the container's own /proc or /sys)")
         else:

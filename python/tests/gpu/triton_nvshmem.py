@@ -273,7 +273,7 @@ def main():
     report(flagshim.alias_active() is False, "(d) alias_active() is False")
     facts = flagshim.info()
     cuda = next((b for b in facts["backends"] if b["type"] == "cuda"), {})
-    report(facts.get("schema_version") == 1 and cuda.get("available") is True, "(d) info() answers",
+    report(isinstance(facts.get("schema_version"), int) and facts["schema_version"] >= 1 and cuda.get("available") is True, "(d) info() answers",
            f"probe {facts.get('probe')}, cuda {cuda.get('devices')} device(s), {cuda.get('reason', '')[:120]}")
     if plain_module is not None:
         again = flagshim.module_loaded(plain_module, "cuda")
