@@ -5,11 +5,12 @@ import "fmt"
 // More of what a device does, as optional interfaces in the manner of
 // database/sql/driver's: a backend (or a stream) that offers an operation
 // implements the interface, and a caller asks with the XxxOf helpers, which
-// name the backend when it does not. cuda, musa and hip implement every one
-// (an operation their loaded library lacks is an error matching
-// ErrNotSupported that names the missing function); flagos forwards each to
-// the backend it routes to; devicetest's fake machine implements them all.
-// docs/flagcx.md has the table of which vendor's library answers which.
+// name the backend when it does not. Every vendor's backend (package
+// driver's) implements every one (an operation its vendor does not bind, or
+// its loaded library lacks, is an error matching ErrNotSupported that names
+// what is missing); flagos forwards each to the backend it routes to;
+// devicetest's fake machine implements them all. docs/flagcx.md has the
+// table of which vendor binds which.
 
 // MemoryOps are device-memory operations beyond Memory's. Every index is a
 // device index as in Backend (-1: the current device).
@@ -74,8 +75,8 @@ type DMABuf interface {
 	DMABufFD(index int, p Ptr, size uint64) (fd int, err error)
 }
 
-// StreamOps are a Stream's operations beyond Stream's own. A stream of
-// cuda, musa, hip (and so of flagos) or devicetest implements it.
+// StreamOps are a Stream's operations beyond Stream's own. A stream of a
+// vendor's backend (and so of flagos) or of devicetest implements it.
 type StreamOps interface {
 	// Query is nil when all the work queued on the stream is done and an
 	// error matching ErrNotReady while some is pending; it never waits.
