@@ -105,15 +105,20 @@ func WithoutChildProcesses() Option { return func(c *config) { c.noChildren = tr
 // then flagos's route when there is no CUDA).
 func WithEveryProbe() Option { return func(c *config) { c.probeAll = true } }
 
-// WithFreeMemory makes the isolated tier learn each device's free memory
-// too, so that MemInfo answers it without initializing the driver in this
-// process: for hosts that show it (the CLI's info). It is asked of the
-// vendor's management library (NVML, MTML, ...), in this process while the
-// child initializes the driver, and matched to the devices by PCI bus id;
-// never of the driver (which would create each device's context: about
-// 150 ms a GPU on an H200). A device no management library answers for
-// keeps it unknown. The presence tier has free memory from the management
-// library anyway; the exact tier learns it on MemInfo.
+// WithFreeMemory makes the isolated and exact tiers learn each device's
+// free memory and the memory its driver and firmware reserve (which the
+// driver's total leaves out: nvidia-smi's memory.total is the record's
+// total_memory + reserved_memory), for hosts that show them (the CLI's
+// info and query). Both are asked of the vendor's management library
+// (NVML, MTML, ...), in this process, never of the driver (which would
+// create each device's context: about 150 ms a GPU on an H200), and
+// matched to the devices by UUID, else PCI address: the isolated tier asks
+// while the child initializes the driver, so that MemInfo answers free
+// memory without initializing the driver here; the exact tier asks when a
+// device record first needs them (driver.WithManagementMemory), MemInfo
+// still asking the driver. A device no management library describes keeps
+// them unknown. The presence tier has them from the management library
+// anyway.
 func WithFreeMemory() Option { return func(c *config) { c.freeMemory = true } }
 
 // WithOneCPU is for a program that initializes drivers and exits soon after

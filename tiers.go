@@ -70,7 +70,9 @@ func (s *shim) startTier(set settings, trace *zap.Logger) {
 // backend; base are its other options (a backend built with them alone,
 // never loaded, tells whether the isolated tier needs a child at all).
 //
-//	exact     none: the backend initializes its driver when first asked
+//	exact     none: the backend initializes its driver when first asked;
+//	          with WithFreeMemory, driver.WithManagementMemory: records
+//	          carry the management library's free memory and reserve
 //	presence  driver.WithPresence: the vendor's presence sources; with a
 //	          supervisor behind it (WithIsolatedFallback), a vendor whose
 //	          sources see no device but whose library is there is asked
@@ -85,19 +87,23 @@ func (s *shim) tierOptions(v *driver.Vendor, base []driver.Option) []driver.Opti
 	if s.iso != nil {
 		dry = driver.New(v, base...).FactsWithoutLoading
 	}
+	lookup := func(k string) (string, bool) {
+		val := s.getenv(k)
+		if val == "" {
+			return os.LookupEnv(k) // "set but empty" matters for CUDA_VISIBLE_DEVICES
+		}
+		return val, true
+	}
+	popts := []presence.Option{presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root)}
+	if s.cfg.noShutdown {
+		popts = append(popts, presence.WithoutShutdown())
+	}
 	switch s.set.tier {
+	case tier.Exact:
+		if s.cfg.freeMemory {
+			opts = append(opts, driver.WithManagementMemory(presence.NewEnv(popts...)))
+		}
 	case tier.Presence:
-		lookup := func(k string) (string, bool) {
-			val := s.getenv(k)
-			if val == "" {
-				return os.LookupEnv(k) // "set but empty" matters for CUDA_VISIBLE_DEVICES
-			}
-			return val, true
-		}
-		popts := []presence.Option{presence.WithLookupEnv(lookup), presence.WithLogger(s.log), presence.WithRoot(s.set.root)}
-		if s.cfg.noShutdown {
-			popts = append(popts, presence.WithoutShutdown())
-		}
 		env := presence.NewEnv(popts...)
 		if s.iso == nil {
 			opts = append(opts, driver.WithPresence(env))

@@ -91,12 +91,16 @@ func runQuery(s *session, c *command, args []string) int {
 	if err != nil {
 		return queryError(s, c, err)
 	}
-	free := false
+	free, memory := false, false
 	for _, q := range qf {
 		free = free || q.name == "memory.used" || q.name == "memory.free"
+		memory = memory || strings.HasPrefix(q.name, "memory.")
 	}
 	s.listDefaults()
-	if free {
+	if memory {
+		// The management library's free memory and reserve, in every
+		// tier: memory.total is nvidia-smi's, the runtime's total and
+		// the reserve.
 		s.opts = append(s.opts, flagshim.WithFreeMemory())
 	}
 	s.showsEveryBackend()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -13,7 +14,8 @@ import (
 // (`nvidia-smi --help-query-gpu`; its CSV: values joined by ", ", a
 // unit after the number, "[N/A]" for a value it does not have): index,
 // uuid, name, pci.bus_id ("00000000:18:00.0"), memory.total ("81559 MiB",
-// the header "memory.total [MiB]"), memory.used, memory.free,
+// the header "memory.total [MiB]"), memory.reserved, memory.used,
+// memory.free,
 // driver_version, compute_cap ("9.0"), pci.device_id ("0x233010DE"),
 // count. The others are flagshim's: what a device string names
 // (visible_index, device, type), the FlagOS vendor name (vendor), and
@@ -51,6 +53,22 @@ func freeKnown(r *device.Record) bool {
 	return known(r, "free_memory") && r.TotalMemory > 0 && r.FreeMemory <= r.TotalMemory
 }
 
+// smiTotal is nvidia-smi's memory.total in bytes: the device's whole
+// memory, the record's total (what the runtime can allocate) and the
+// reserve of its driver and firmware; where the reserve is unknown (a
+// management library that does not tell it apart, or none that answered),
+// the record's total alone, as that library's total is (list --json's
+// record says why in unknown.reserved_memory). 0 unknown.
+func smiTotal(r *device.Record) uint64 {
+	if r.TotalMemory == 0 {
+		return 0
+	}
+	if known(r, "reserved_memory") && r.ReservedMemory <= math.MaxUint64-r.TotalMemory {
+		return r.TotalMemory + r.ReservedMemory
+	}
+	return r.TotalMemory
+}
+
 var queryFields = []*queryField{
 	{name: "index", smi: true, doc: "the physical index, as nvidia-smi numbers it (PCI order)", value: func(r *device.Record, _ int) string {
 		if r.Index < 0 {
@@ -69,13 +87,19 @@ var queryFields = []*queryField{
 		}
 		return fmt.Sprintf("0x%08X", r.PCIDeviceID)
 	}},
-	{name: "memory.total", unit: "MiB", smi: true, doc: "the total memory", value: func(r *device.Record, _ int) string {
-		if r.TotalMemory == 0 {
+	{name: "memory.total", unit: "MiB", smi: true, doc: "the whole memory: what the runtime can allocate and what its driver reserves", value: func(r *device.Record, _ int) string {
+		if t := smiTotal(r); t != 0 {
+			return mib(t)
+		}
+		return ""
+	}},
+	{name: "memory.reserved", unit: "MiB", smi: true, doc: "the memory the driver and firmware reserve (from the management library)", value: func(r *device.Record, _ int) string {
+		if r.TotalMemory == 0 || !known(r, "reserved_memory") {
 			return ""
 		}
-		return mib(r.TotalMemory)
+		return mib(r.ReservedMemory)
 	}},
-	{name: "memory.used", unit: "MiB", smi: true, doc: "the memory in use: total - free (with the driver's reserved memory)", value: func(r *device.Record, _ int) string {
+	{name: "memory.used", unit: "MiB", smi: true, doc: "the memory allocated: what the runtime can allocate less what is free", value: func(r *device.Record, _ int) string {
 		if !freeKnown(r) {
 			return ""
 		}

@@ -48,7 +48,17 @@ type Record struct {
 	// LocalCPUs are the CPUs close to the device, as sysfs's
 	// local_cpulist gives them ("0-47,96-143").
 	LocalCPUs   string `json:"local_cpus"`
-	TotalMemory uint64 `json:"total_memory"` // bytes
+	// TotalMemory is the memory the runtime can allocate, in bytes: the
+	// driver's total (cuDeviceTotalMem, torch's total_memory) in every
+	// tier; the presence tier gives the management library's total less
+	// ReservedMemory.
+	TotalMemory uint64 `json:"total_memory"`
+	// ReservedMemory is what the driver and firmware reserve, in bytes,
+	// which TotalMemory leaves out: TotalMemory + ReservedMemory is the
+	// device's whole memory, nvidia-smi's memory.total. A management
+	// library tells it (NVML's nvmlDeviceGetMemoryInfo_v2); see Unknown
+	// where none did.
+	ReservedMemory uint64 `json:"reserved_memory"`
 	// FreeMemory is the free memory in bytes when the record was made,
 	// where the tier learned it without work of its own (see Unknown).
 	FreeMemory uint64 `json:"free_memory"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/tier"
+	"github.com/flagos-ai/flagshim/tier/presence"
 
 	"go.uber.org/zap"
 
@@ -46,12 +47,13 @@ type Backend struct {
 	loadDeadline time.Time
 	once         sync.Once
 	st           atomic.Pointer[state]
-	cur          atomic.Int32  // the process-wide current device
-	modSeq       atomic.Uint64 // numbers unlabelled modules
-	pinned       pinnedSet     // host buffers from AllocHost, for Stream's copies
-	fs           factsState    // the facts tier's answer (WithFacts)
-	ident        identityState // whose runtime answered, in the exact tier
-	pci          pciState      // the vendor's accelerators in sysfs (Record, Unusable)
+	cur          atomic.Int32    // the process-wide current device
+	modSeq       atomic.Uint64   // numbers unlabelled modules
+	pinned       pinnedSet       // host buffers from AllocHost, for Stream's copies
+	fs           factsState      // the facts tier's answer (WithFacts)
+	ident        identityState   // whose runtime answered, in the exact tier
+	pci          pciState        // the vendor's accelerators in sysfs (Record, Unusable)
+	mgmt         managementState // the management library's memory facts (WithManagementMemory)
 }
 
 // Option configures New.
@@ -69,6 +71,8 @@ type options struct {
 	makers  map[uint16]string             // WithMakers
 	sysroot string                        // WithSysRoot
 	names   map[string]device.VendorNames // WithVendorNames
+	// management: WithManagementMemory.
+	management *presence.Env
 }
 
 // WithLogger sets the logger (load attempts at debug, the outcome at info);

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -130,6 +131,7 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 		presence.Plausible(&d) // a source not built on presence.Query, too
 		f.Devices = append(f.Devices, device.Properties{Name: d.Name, Vendor: id.byDevice[i], UUID: d.UUID, TotalMemory: d.TotalMemory, Major: d.Major, Minor: d.Minor})
 		f.FreeMemory = append(f.FreeMemory, d.FreeMemory)
+		f.ReservedMemory = append(f.ReservedMemory, reserved(d))
 		f.Parents = append(f.Parents, d.Parent)
 		if chosen.Indexed {
 			f.Indexes = append(f.Indexes, d.SourceIndex)
@@ -151,4 +153,13 @@ func (b *Backend) composeFacts(reports []presence.Report) tier.Facts {
 		f.Result.Reason = fmt.Sprintf("%s: presence: no devices (%s)", t, chosen.Reason)
 	}
 	return f
+}
+
+// reserved is d's reserve for tier.Facts: -1 where its source did not tell
+// it apart.
+func reserved(d presence.Device) int64 {
+	if !d.ReservedKnown || d.ReservedMemory > math.MaxInt64 {
+		return -1
+	}
+	return int64(d.ReservedMemory)
 }

@@ -43,6 +43,7 @@ const (
 	fieldVendor      = "vendor"
 	fieldMemory      = "total_memory"
 	fieldFree        = "free_memory"
+	fieldReserved    = "reserved_memory"
 	fieldCapability  = "major"
 	fieldMPs         = "multiprocessors"
 	fieldDriver      = "driver_version"
@@ -87,6 +88,9 @@ func (b *Backend) Record(index int) (device.Record, error) {
 	b.recordNames(&r)
 	bus, busErr := b.PCIBusID(index)
 	b.recordPCI(&r, bus, busErr, f)
+	if f == nil {
+		b.recordManagement(&r)
+	}
 	return r, nil
 }
 
@@ -139,6 +143,9 @@ func (b *Backend) recordTier(r *device.Record, f *tier.Facts, i int) {
 		if i < len(f.FreeMemory) {
 			r.FreeMemory = f.FreeMemory[i]
 		}
+		if !recordReserved(r, f, i) {
+			missing(fieldReserved, "the memory its driver and firmware reserve apart (total_memory is the source's total)")
+		}
 		if i < len(f.Indexes) {
 			r.Index = f.Indexes[i]
 		}
@@ -149,6 +156,15 @@ func (b *Backend) recordTier(r *device.Record, f *tier.Facts, i int) {
 		r.DriverAPIVersion = f.DriverVersion
 		if i < len(f.FreeMemory) {
 			r.FreeMemory = f.FreeMemory[i]
+		}
+		switch {
+		case recordReserved(r, f, i):
+		case f.Extra["isolated.free_memory"] != "":
+			r.Unknown[fieldReserved] = f.Extra["isolated.free_memory"]
+		case f.ReservedMemory == nil:
+			r.Unknown[fieldReserved] = "the driver does not tell the memory its driver and firmware reserve (total_memory leaves it out); the isolated tier asks the management library for it only where memory is shown (flagshim query, info)"
+		default:
+			r.Unknown[fieldReserved] = "the management library did not tell it for this device (matched by UUID, else PCI address)"
 		}
 	}
 	if r.DriverAPIVersion == "" {
@@ -168,6 +184,16 @@ func (b *Backend) recordTier(r *device.Record, f *tier.Facts, i int) {
 	if f == nil || f.Tier != tier.Presence || f.Parents == nil {
 		r.Unknown[fieldParent] = fmt.Sprintf("the %s tier's source (%s) does not say whether the device is a partition (a MIG instance) of another; the management library does (presence tier)", r.Tier, src)
 	}
+}
+
+// recordReserved fills r's reserve from f's device i, if the tier
+// learned it.
+func recordReserved(r *device.Record, f *tier.Facts, i int) bool {
+	if i >= len(f.ReservedMemory) || f.ReservedMemory[i] < 0 {
+		return false
+	}
+	r.ReservedMemory = uint64(f.ReservedMemory[i])
+	return true
 }
 
 // recordNames fills Vendor and VendorNames from the maker's name.
@@ -361,7 +387,7 @@ func (b *Backend) Unusable() []device.Record {
 		}
 		b.recordNames(&r)
 		why := fmt.Sprintf("the %s backend is not available: only sysfs describes the device", b.v.Type)
-		for _, k := range []string{fieldName, fieldUUID, fieldMemory, fieldFree, fieldCapability, fieldMPs, fieldAPI, fieldParent} {
+		for _, k := range []string{fieldName, fieldUUID, fieldMemory, fieldReserved, fieldFree, fieldCapability, fieldMPs, fieldAPI, fieldParent} {
 			r.Unknown[k] = why
 		}
 		if r.DriverVersion == "" {

@@ -45,15 +45,21 @@ func Parse(s string, def Tier) (Tier, error) {
 // child process (isolated). Devices are numbered as the runtime will number
 // them (after the visible-devices variable).
 type Facts struct {
-	Tier          Tier
-	Result        probe.Result
-	Devices       []device.Properties
-	PCIBusIDs     []string // by device; "" when unknown
-	FreeMemory    []uint64 // by device; 0 when unknown
-	Library       string
-	DriverVersion string
-	Attempts      []device.Attempt
-	Extra         map[string]string
+	Tier       Tier
+	Result     probe.Result
+	Devices    []device.Properties
+	PCIBusIDs  []string // by device; "" when unknown
+	FreeMemory []uint64 // by device; 0 when unknown
+	// ReservedMemory is, by device, what its driver and firmware reserve
+	// in bytes, which Devices' TotalMemory (the runtime's total) leaves
+	// out: a management library's answer (NVML's
+	// nvmlDeviceGetMemoryInfo_v2); -1 unknown; nil when the tier asked
+	// none.
+	ReservedMemory []int64
+	Library        string
+	DriverVersion  string
+	Attempts       []device.Attempt
+	Extra          map[string]string
 	// Vendor is whose runtime answered ("NVIDIA", "Iluvatar CoreX",
 	// "unknown") and VendorFacts the facts that say so (each device's PCI
 	// vendor id, the library's real path, ...).
@@ -92,9 +98,9 @@ func (f *Facts) Check() error {
 		return fmt.Errorf("available with %d device(s) but %d listed", f.Result.Devices, n)
 	case !f.Result.Available && f.Result.Devices != 0:
 		return fmt.Errorf("not available but %d device(s) counted", f.Result.Devices)
-	case len(f.PCIBusIDs) > n || len(f.FreeMemory) > n || len(f.Indexes) > n || len(f.Parents) > n:
-		return fmt.Errorf("%d PCI bus ids, %d free-memory values, %d indexes and %d parents for %d devices",
-			len(f.PCIBusIDs), len(f.FreeMemory), len(f.Indexes), len(f.Parents), n)
+	case len(f.PCIBusIDs) > n || len(f.FreeMemory) > n || len(f.ReservedMemory) > n || len(f.Indexes) > n || len(f.Parents) > n:
+		return fmt.Errorf("%d PCI bus ids, %d free-memory values, %d reserved-memory values, %d indexes and %d parents for %d devices",
+			len(f.PCIBusIDs), len(f.FreeMemory), len(f.ReservedMemory), len(f.Indexes), len(f.Parents), n)
 	}
 	for i, d := range f.Devices {
 		if d.Major < 0 || d.Minor < 0 || d.MultiProcessors < 0 {
@@ -102,6 +108,9 @@ func (f *Facts) Check() error {
 		}
 		if i < len(f.Indexes) && (f.Indexes[i] < -1 || f.Indexes[i] >= device.MaxDevices) {
 			return fmt.Errorf("device %d: index %d is outside -1..%d", i, f.Indexes[i], device.MaxDevices-1)
+		}
+		if i < len(f.ReservedMemory) && f.ReservedMemory[i] < -1 {
+			return fmt.Errorf("device %d: %d bytes reserved", i, f.ReservedMemory[i])
 		}
 		if i < len(f.FreeMemory) && d.TotalMemory != 0 && f.FreeMemory[i] > d.TotalMemory {
 			return fmt.Errorf("device %d: %d bytes free of %d", i, f.FreeMemory[i], d.TotalMemory)

@@ -14,7 +14,7 @@ import (
 func TestCheckRecordFacts(t *testing.T) {
 	ok := func() Facts {
 		return Facts{Result: probe.Result{Available: true, Devices: 2}, Devices: make([]device.Properties, 2),
-			Indexes: []int{0, -1}, Parents: []string{"", "GPU-1"}}
+			Indexes: []int{0, -1}, Parents: []string{"", "GPU-1"}, ReservedMemory: []int64{480 << 20, -1}}
 	}
 	f := ok()
 	assert.NoError(t, f.Check())
@@ -30,4 +30,10 @@ func TestCheckRecordFacts(t *testing.T) {
 	f = ok()
 	f.Indexes[0] = device.MaxDevices
 	assert.ErrorContains(t, f.Check(), "device 0: index 4096 is outside")
+	f = ok()
+	f.ReservedMemory = append(f.ReservedMemory, 0)
+	assert.ErrorContains(t, f.Check(), "3 reserved-memory values")
+	f = ok()
+	f.ReservedMemory[1] = -2
+	assert.ErrorContains(t, f.Check(), "device 1: -2 bytes reserved")
 }

@@ -79,10 +79,7 @@ func (s *nvmlSyms) migDevices(c *clib.Codes, i int, d *presence.Device, note fun
 		if note(c.Check(fmt.Sprintf("nvmlDeviceGetName(MIG %d)", k), s.name.CallCode(mh, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 			p.Name = clib.CString(buf[:])
 		}
-		var m nvmlMemory
-		if note(c.Check(fmt.Sprintf("nvmlDeviceGetMemoryInfo(MIG %d)", k), s.memory.CallCode(mh, uintptr(unsafe.Pointer(&m))))) {
-			p.TotalMemory, p.FreeMemory = m.total, m.free
-		}
+		s.memoryOf(c, mh, fmt.Sprintf("(MIG %d)", k), &p, note)
 		out = append(out, p)
 	}
 	d.PartitionsListed = listed

@@ -18,6 +18,26 @@ package cuda
 //	nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
 //	nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);  (then nvmlSystemGetCudaDriverVersion)
 //	nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
+//	nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
+//	    nvmlMemory_v2_t {unsigned int version; unsigned long long total, reserved, free, used}:
+//	    40 bytes (total at offset 8); version "must be 2": nvmlMemory_v2 =
+//	    NVML_STRUCT_VERSION(Memory, 2) = sizeof(nvmlMemory_v2_t) | 2 << 24 = 0x02000028
+//
+// Memory (nvml.h's comments): v1's total is the "Total physical device
+// memory" and its used the "Sum of Reserved and Allocated device memory";
+// v2 "accounts separately for reserved memory": reserved is the "Device
+// memory (in bytes) reserved for system use (driver or firmware)", used
+// the "Allocated device memory", total the same physical total. nvidia-smi
+// prints v2's total, reserved, used and free as memory.total,
+// memory.reserved, memory.used and memory.free; the CUDA driver's
+// cuDeviceTotalMem (torch's total_memory) is total - reserved (on an H100
+// 80GB HBM3 with driver 580.159.04: NVML's total 85520809984 bytes,
+// reserved 503316480, cuDeviceTotalMem 85017493504). A device's
+// presence.Device.TotalMemory is therefore v2's total - reserved, the
+// runtime's total, with ReservedMemory beside it; an NVML without
+// nvmlDeviceGetMemoryInfo_v2 (it came with NVML 11.6, R510: go-nvml's
+// "Update generated go-bindings for NVML 11.6") gives v1's total, with
+// the reserve unknown.
 //
 // and, for MIG (Multi-Instance GPU; "For Ampere or newer fully supported
 // devices. Supported on Linux only"), optional as a set:
@@ -71,6 +91,7 @@ type nvmlSyms struct {
 	count, handle, name, uuid, memory     clib.Func
 	driverVersion                         clib.Func
 	computeCapability, cudaVersion, pciV3 clib.Func
+	memoryV2                              clib.Func
 	migMode, maxMig, migHandle            clib.Func
 }
 
@@ -88,6 +109,7 @@ func (s *nvmlSyms) table() []clib.Sym {
 		{Fn: &s.computeCapability, Names: []string{"nvmlDeviceGetCudaComputeCapability"}, Sig: "hpp"},
 		{Fn: &s.cudaVersion, Names: []string{"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, Sig: "p"},
 		{Fn: &s.pciV3, Names: []string{"nvmlDeviceGetPciInfo_v3"}, Sig: "hp"},
+		{Fn: &s.memoryV2, Names: []string{"nvmlDeviceGetMemoryInfo_v2"}, Sig: "hp"},
 		{Fn: &s.migMode, Names: []string{"nvmlDeviceGetMigMode"}, Sig: "hpp"},
 		{Fn: &s.maxMig, Names: []string{"nvmlDeviceGetMaxMigDeviceCount"}, Sig: "hp"},
 		{Fn: &s.migHandle, Names: []string{"nvmlDeviceGetMigDeviceHandleByIndex"}, Sig: "hup"},
@@ -95,6 +117,18 @@ func (s *nvmlSyms) table() []clib.Sym {
 }
 
 type nvmlMemory struct{ total, free, used uint64 }
+
+// nvmlMemoryV2 is nvmlMemory_v2_t: the version, then (8-aligned) the four
+// amounts.
+type nvmlMemoryV2 struct {
+	version                     uint32
+	_                           uint32
+	total, reserved, free, used uint64
+}
+
+// nvmlMemoryV2Version is nvml.h's nvmlMemory_v2:
+// NVML_STRUCT_VERSION(Memory, 2), sizeof(nvmlMemory_v2_t) | 2 << 24.
+const nvmlMemoryV2Version = uint32(unsafe.Sizeof(nvmlMemoryV2{})) | 2<<24
 
 type nvmlPciInfo struct {
 	busIDLegacy                                    [16]byte
@@ -162,10 +196,7 @@ func (s *nvmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(er
 	if note(c.Check("nvmlDeviceGetUUID", s.uuid.CallCode(h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))) {
 		d.UUID = clib.CString(buf[:])
 	}
-	var m nvmlMemory
-	if note(c.Check("nvmlDeviceGetMemoryInfo", s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
-		d.TotalMemory, d.FreeMemory = m.total, m.free
-	}
+	s.memoryOf(c, h, "", d, note)
 	if s.computeCapability.OK() {
 		var major, minor int32
 		if note(c.Check("nvmlDeviceGetCudaComputeCapability", s.computeCapability.CallCode(h, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))) {
@@ -179,6 +210,33 @@ func (s *nvmlSyms) device(c *clib.Codes, i int, d *presence.Device, note func(er
 		}
 	}
 	return nil
+}
+
+// memoryOf reads the memory of the device (or MIG instance: what names
+// it, " (MIG 2)") behind handle h into d: nvmlDeviceGetMemoryInfo_v2's
+// total - reserved as TotalMemory (what the CUDA driver gives as the
+// device's total), the reserve apart, and the free memory. Where the _v2
+// function is missing or fails, v1's total and free, the reserve unknown
+// (a failure is noted).
+func (s *nvmlSyms) memoryOf(c *clib.Codes, h uintptr, what string, d *presence.Device, note func(error) bool) {
+	if s.memoryV2.OK() {
+		m := nvmlMemoryV2{version: nvmlMemoryV2Version}
+		err := c.Check("nvmlDeviceGetMemoryInfo_v2"+what, s.memoryV2.CallCode(h, uintptr(unsafe.Pointer(&m))))
+		switch {
+		case err != nil:
+			note(fmt.Errorf("%w; its total is nvmlDeviceGetMemoryInfo's, the reserve unknown", err))
+		case m.reserved > m.total:
+			note(fmt.Errorf("%w: nvmlDeviceGetMemoryInfo_v2%s answered %d bytes reserved of %d; its total is nvmlDeviceGetMemoryInfo's, the reserve unknown", presence.ErrImplausible, what, m.reserved, m.total))
+		default:
+			d.TotalMemory, d.FreeMemory = m.total-m.reserved, m.free
+			d.ReservedMemory, d.ReservedKnown = m.reserved, true
+			return
+		}
+	}
+	var m nvmlMemory
+	if note(c.Check("nvmlDeviceGetMemoryInfo"+what, s.memory.CallCode(h, uintptr(unsafe.Pointer(&m))))) {
+		d.TotalMemory, d.FreeMemory = m.total, m.free
+	}
 }
 
 // nvmlInitReason is the sentence for a failed nvmlInit: what it means for

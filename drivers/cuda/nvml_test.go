@@ -31,14 +31,14 @@ var nvmlCommon = &presencetest.Common{
 	Source: SourceNVML, Label: "NVML",
 	Init: nvmlInit, Shutdown: nvmlShutdown, ErrorString: "nvmlErrorString",
 	Count: "nvmlDeviceGetCount_v2", Handle: "nvmlDeviceGetHandleByIndex_v2",
-	DeviceCalls: []string{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetMemoryInfo"},
+	DeviceCalls: []string{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2"},
 	Answer:      presencetest.Answer{DriverVersion: "550.54.15", Devices: []presence.Device{fakeGPU(0), fakeGPU(1)}},
 	InitFail: presencetest.Failure{Code: 9, Name: "NVML_ERROR_DRIVER_NOT_LOADED", Message: "Driver Not Loaded",
 		Reason: "NVML: the NVIDIA kernel driver is not loaded (NVML_ERROR_DRIVER_NOT_LOADED): no NVIDIA GPU is usable here"},
 	CountFail:  presencetest.Failure{Code: 999, Name: "NVML_ERROR_UNKNOWN", Message: "Unknown Error"},
 	HandleFail: presencetest.Failure{Code: 999, Name: "NVML_ERROR_UNKNOWN", Message: "Unknown Error"},
 	Missing:    presencetest.Missing{Define: "FAKE_NO_NAME", Names: []string{"nvmlDeviceGetName"}},
-	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_CC", "-DFAKE_NO_CUDA_VERSION", "-DFAKE_NO_PCI", "-DFAKE_NO_MIG"},
+	Optional: presencetest.Build{Defines: []string{"-DFAKE_NO_CC", "-DFAKE_NO_CUDA_VERSION", "-DFAKE_NO_PCI", "-DFAKE_NO_MIG", "-DFAKE_NO_MEMORY_V2"},
 		Answer: presencetest.Answer{DriverVersion: "550.54.15", Devices: []presence.Device{bare(0), bare(1)}}},
 	Visible: VisibleDevicesEnv, Ignored: []string{"MUSA_VISIBLE_DEVICES"},
 	// CUDA's nodes, and HIP's sources (KFD, render nodes). (MTML is
@@ -51,11 +51,12 @@ func fakeGPU(i int) presence.Device {
 	d := bare(i)
 	d.PCIBusID, d.Major = fmt.Sprintf("00000000:%02X:00.0", 0x18+i), 9
 	d.PartitionsListed = true // no MIG on the fake by default: none to list
+	d.ReservedKnown = true    // nvmlDeviceGetMemoryInfo_v2: no reserve by default
 	return d
 }
 
 // bare is the fake's device i without the optional functions: no compute
-// capability, no PCI bus id.
+// capability, no PCI bus id, no reserve (v1's memory).
 func bare(i int) presence.Device {
 	return presence.Device{Index: i, SourceIndex: i, Name: "Fake NVIDIA GPU", UUID: fmt.Sprintf("GPU-%08x-1111-2222-3333-444444444444", i),
 		TotalMemory: 80 << 30, FreeMemory: 79 << 30}
@@ -176,6 +177,47 @@ var nvmlCases = []presencetest.Case{
 		require.NoError(t, r.Err)
 		assert.Equal(t, 0, r.CUDAVersion)
 		assert.Empty(t, r.Notes)
+	}},
+	// An H100 80GB HBM3 with driver 580 (NVML's total 81559 MiB, 480 of
+	// them reserved): the record's total is the driver's, v2's total less
+	// the reserve; v1 is not asked.
+	{Name: "memory v2: the reserve apart", Env: []string{"FAKE_NVML_MEM_TOTAL=85520809984", "FAKE_NVML_RESERVED_MB=480"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.Devices, 2)
+		for _, d := range r.Devices {
+			assert.Equal(t, uint64(85017493504), d.TotalMemory, "cuDeviceTotalMem's answer on that H100: total - reserved")
+			assert.Equal(t, uint64(503316480), d.ReservedMemory)
+			assert.True(t, d.ReservedKnown)
+			assert.Equal(t, uint64(85017493504-1<<30), d.FreeMemory, "1 GiB allocated")
+		}
+		assert.Contains(t, calls, "nvmlDeviceGetMemoryInfo_v2")
+		assert.NotContains(t, calls, "nvmlDeviceGetMemoryInfo", "v2 answered: v1 is not asked")
+		assert.Empty(t, presencetest.Notes(r))
+	}},
+	{Name: "memory v2 fails: v1's total", Env: []string{"FAKE_NVML_MEM_TOTAL=85520809984", "FAKE_NVML_RESERVED_MB=480", "FAKE_NVML_MEMORY_V2_RESULT=3"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.Devices, 2)
+		d := r.Devices[0]
+		assert.Equal(t, uint64(85520809984), d.TotalMemory, "v1's total, the reserve in it")
+		assert.False(t, d.ReservedKnown)
+		assert.Zero(t, d.ReservedMemory)
+		assert.Equal(t, uint64(85520809984-480<<20-1<<30), d.FreeMemory)
+		assert.Contains(t, presencetest.Notes(r), "device 0: NVML: nvmlDeviceGetMemoryInfo_v2 returned NVML_ERROR_NOT_SUPPORTED (3): Not Supported; its total is nvmlDeviceGetMemoryInfo's, the reserve unknown")
+	}},
+	{Name: "memory before R510: v1 alone", Defines: []string{"-DFAKE_NO_MEMORY_V2"}, Env: []string{"FAKE_NVML_RESERVED_MB=480"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.Devices, 2)
+		assert.Equal(t, uint64(80<<30), r.Devices[1].TotalMemory)
+		assert.False(t, r.Devices[1].ReservedKnown)
+		assert.NotContains(t, calls, "nvmlDeviceGetMemoryInfo_v2")
+		assert.Empty(t, presencetest.Notes(r), "a missing optional function is no failure")
+	}},
+	{Name: "memory of MIG instances", Env: []string{"FAKE_NVML_MIG=2", "FAKE_NVML_RESERVED_MB=480", "CUDA_VISIBLE_DEVICES=MIG-00000000-5555-6666-7777-000000000001"}, Check: func(t *testing.T, r presence.Report, calls []string) {
+		require.NoError(t, r.Err)
+		require.Len(t, r.Devices, 1)
+		assert.Equal(t, uint64(10<<30), r.Devices[0].TotalMemory)
+		assert.True(t, r.Devices[0].ReservedKnown, "v2 asked of the MIG handle too")
+		assert.Equal(t, uint64(80<<30-480<<20), r.All[0].TotalMemory, "the GPU: total - reserved")
 	}},
 	{Name: "pre-R319 names", Defines: []string{"-DFAKE_V1_ONLY"}, Check: func(t *testing.T, r presence.Report, calls []string) {
 		require.NoError(t, r.Err)

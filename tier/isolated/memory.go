@@ -2,9 +2,9 @@ package isolated
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/flagos-ai/flagshim/device"
@@ -13,8 +13,9 @@ import (
 	"github.com/flagos-ai/flagshim/vendors"
 )
 
-// Free memory (Config.Memory) is learned by the supervisor, not the child:
-// from the vendor's management library (NVML, MTML, ...), which needs no
+// Free memory and the reserve (Config.Memory) are learned by the
+// supervisor, not the child: from the vendor's management library (NVML,
+// MTML, ...), which needs no
 // driver initialized, asked in this process while the child initializes
 // the driver, so that the slower of the two, not their sum, is what a
 // host waits for (on an H200, NVML's init alone is a few tens of ms). The
@@ -47,10 +48,11 @@ func askMemory(t device.Type, noShutdown bool) memoryQuery {
 	return q
 }
 
-// fill waits for the answer until deadline and fills f's free memory from
-// it, matching devices by PCI bus id, else by UUID; a device no source
-// matches keeps 0 (unknown). A management library that has not answered by
-// the deadline leaves every device unknown, and says so in f.Extra.
+// fill waits for the answer until deadline and fills f's free memory and
+// reserve from it (presence.Devices: by UUID, else by PCI address); a
+// device no source describes keeps them unknown. A management library that
+// has not answered by the deadline leaves every device unknown, and says
+// so in f.Extra.
 func (q memoryQuery) fill(f *tier.Facts, deadline time.Time) {
 	if q == nil || !f.Result.Available {
 		return
@@ -62,41 +64,25 @@ func (q memoryQuery) fill(f *tier.Facts, deadline time.Time) {
 		if f.Extra == nil {
 			f.Extra = map[string]string{}
 		}
-		f.Extra["isolated.free_memory"] = fmt.Sprintf("the management library did not answer within the probe's deadline (%s): free memory unknown", deadline.Format(time.RFC3339Nano))
+		f.Extra["isolated.free_memory"] = fmt.Sprintf("the management library did not answer within the probe's deadline (%s): free memory and the reserve unknown", deadline.Format(time.RFC3339Nano))
 		return
 	}
-	byBus, byUUID := map[string]uint64{}, map[string]uint64{}
-	for _, r := range reports {
-		for _, d := range r.Devices {
-			if d.FreeMemory == 0 {
-				continue
-			}
-			if d.PCIBusID != "" {
-				byBus[normalBus(d.PCIBusID)] = d.FreeMemory
-			}
-			if d.UUID != "" {
-				byUUID[strings.ToLower(d.UUID)] = d.FreeMemory
-			}
-		}
-	}
+	found := presence.IndexDevices(reports)
 	f.FreeMemory = make([]uint64, len(f.Devices))
+	f.ReservedMemory = make([]int64, len(f.Devices))
 	for i, d := range f.Devices {
+		f.ReservedMemory[i] = -1
+		bus := ""
 		if i < len(f.PCIBusIDs) {
-			if m, ok := byBus[normalBus(f.PCIBusIDs[i])]; ok {
-				f.FreeMemory[i] = m
-				continue
-			}
+			bus = f.PCIBusIDs[i]
 		}
-		f.FreeMemory[i] = byUUID[strings.ToLower(d.UUID)]
+		m, ok := found.Find(d.UUID, bus)
+		if !ok {
+			continue
+		}
+		f.FreeMemory[i] = m.FreeMemory
+		if m.ReservedKnown && m.ReservedMemory <= math.MaxInt64 {
+			f.ReservedMemory[i] = int64(m.ReservedMemory)
+		}
 	}
-}
-
-// normalBus is a PCI bus id with a 4-digit domain, lower case: CUDA says
-// "00000000:18:00.0", NVML "00000000:18:00.0" or "0000:18:00.0".
-func normalBus(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if dom, rest, ok := strings.Cut(s, ":"); ok && len(dom) > 4 {
-		s = dom[len(dom)-4:] + ":" + rest
-	}
-	return s
 }

@@ -74,15 +74,25 @@ type Report struct {
 
 // Device is one device as the source describes it.
 type Device struct {
-	Index        int    // the ordinal the runtime will give it (after the visibility variable)
-	SourceIndex  int    // the source's own index: NVML/MTML index, KFD node id, device node number
-	Name         string // "NVIDIA H100 80GB HBM3"; "" when unknown
-	UUID         string // in the vendor's form: NVML "GPU-...", MTML "xxxxxxxx-...", KFD "GPU-<16 hex>"
-	PCIBusID     string // in the vendor's form; "" when unknown
-	Node         string // the device node (SourceNodes only): "/dev/nvidia0"
-	TotalMemory  uint64 // bytes; 0 when unknown
-	FreeMemory   uint64 // bytes; 0 when unknown
-	Major, Minor int    // compute capability (NVML), gfx major/minor (KFD); 0 when unknown
+	Index       int    // the ordinal the runtime will give it (after the visibility variable)
+	SourceIndex int    // the source's own index: NVML/MTML index, KFD node id, device node number
+	Name        string // "NVIDIA H100 80GB HBM3"; "" when unknown
+	UUID        string // in the vendor's form: NVML "GPU-...", MTML "xxxxxxxx-...", KFD "GPU-<16 hex>"
+	PCIBusID    string // in the vendor's form; "" when unknown
+	Node        string // the device node (SourceNodes only): "/dev/nvidia0"
+	// TotalMemory is the memory the runtime can allocate, in bytes (the
+	// driver's total: cuDeviceTotalMem): the source's total less what the
+	// driver and firmware reserve where the source tells that apart
+	// (ReservedKnown), else the source's total; 0 when unknown.
+	TotalMemory uint64
+	FreeMemory  uint64 // bytes; 0 when unknown
+	// ReservedMemory is what the driver and firmware reserve, in bytes,
+	// which TotalMemory leaves out (NVML's nvmlMemory_v2_t.reserved:
+	// nvidia-smi's memory.total is TotalMemory + ReservedMemory); known
+	// only where ReservedKnown.
+	ReservedMemory uint64
+	ReservedKnown  bool
+	Major, Minor   int // compute capability (NVML), gfx major/minor (KFD); 0 when unknown
 	// Parent is the UUID of the device a partition (a MIG instance) is
 	// carved from; "" for a whole device.
 	Parent string

@@ -15,7 +15,15 @@
 //   FAKE_NVML_NAME_RESULT    nvmlDeviceGetName's return code
 //   FAKE_NVML_NAMES          comma-separated names (default "Fake NVIDIA GPU": GPUs of one model)
 //   FAKE_NVML_UUIDS          comma-separated UUIDs (default GPU-0000000<i>-...)
-//   FAKE_NVML_MEM_TOTAL      bytes per device (default 80 GiB; 1 GiB used)
+//   FAKE_NVML_MEM_TOTAL      bytes per device: NVML's total, the reserve
+//                            included (default 80 GiB; 1 GiB used)
+//   FAKE_NVML_RESERVED_MB    MiB of it the driver and firmware reserve
+//                            (default 0; an H100 80GB HBM3 with driver 580
+//                            reserves 480): nvmlDeviceGetMemoryInfo_v2's
+//                            reserved, counted in v1's used; the CUDA driver's
+//                            total (the fake libcuda's FAKE_CUDA_TOTAL_MEM) is
+//                            then MEM_TOTAL - RESERVED_MB MiB
+//   FAKE_NVML_MEMORY_V2_RESULT  nvmlDeviceGetMemoryInfo_v2's return code
 //   FAKE_NVML_DRIVER         driver version (default 550.54.15)
 //   FAKE_NVML_CUDA           CUDA driver API version (default 12040)
 //   FAKE_NVML_MIG            per device, comma-separated: "" or "-" (MIG not
@@ -27,7 +35,8 @@
 //
 // Build variants: -DFAKE_V1_ONLY (the pre-R319 names nvmlInit,
 // nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex), -DFAKE_NO_CC,
-// -DFAKE_NO_CUDA_VERSION, -DFAKE_NO_PCI (optional symbols missing),
+// -DFAKE_NO_CUDA_VERSION, -DFAKE_NO_PCI, -DFAKE_NO_MEMORY_V2 (an NVML
+// before R510) (optional symbols missing),
 // -DFAKE_NO_NAME (a required one missing).
 //
 // Every query but the init, shutdown and error-string calls answers
@@ -44,6 +53,13 @@ typedef struct nvmlDevice_st {
 typedef struct nvmlMemory_st {
     unsigned long long total, free, used;
 } nvmlMemory_t;
+typedef struct nvmlMemory_v2_st {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
+#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
 typedef struct nvmlPciInfo_st {
     char busIdLegacy[16];
     unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
@@ -55,6 +71,7 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t v3 is 68 bytes");
 #define NVML_ERROR_UNINITIALIZED 1
 #define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 #define NVML_ERROR_UNKNOWN 999
 
 #define FAKE_MAX_COUNT 4096
@@ -146,17 +163,45 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int length
     return put(uuid, length, buf);
 }
 
+/* memory_of is dev's memory as v2 tells it: the total (reserve included),
+   the reserve (none for a MIG instance), 1 GiB allocated, the rest free. */
+static nvmlMemory_v2_t memory_of(nvmlDevice_t dev) {
+    nvmlMemory_v2_t m = {0};
+    m.total = (unsigned long long)envlong("FAKE_NVML_MEM_TOTAL", 80L << 30);
+    m.reserved = (unsigned long long)envlong("FAKE_NVML_RESERVED_MB", 0) << 20;
+    if (dev->mig) {
+        m.total = 10ULL << 30;
+        m.reserved = 0;
+    }
+    m.used = 1ULL << 30;
+    m.free = m.total - m.reserved - m.used;
+    return m;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m) {
     logcall("nvmlDeviceGetMemoryInfo");
     NEED_INIT();
     if (!dev || !m) return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned long long total = (unsigned long long)envlong("FAKE_NVML_MEM_TOTAL", 80L << 30);
-    if (dev->mig) total = 10ULL << 30;
-    m->total = total;
-    m->used = 1ULL << 30;
-    m->free = total - m->used;
+    nvmlMemory_v2_t v2 = memory_of(dev);
+    m->total = v2.total;
+    m->used = v2.reserved + v2.used; /* "Sum of Reserved and Allocated device memory" */
+    m->free = v2.free;
     return NVML_SUCCESS;
 }
+
+#ifndef FAKE_NO_MEMORY_V2
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *m) {
+    logcall("nvmlDeviceGetMemoryInfo_v2");
+    NEED_INIT();
+    if (!dev || !m) return NVML_ERROR_INVALID_ARGUMENT;
+    if (m->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    nvmlReturn_t r = (nvmlReturn_t)envlong("FAKE_NVML_MEMORY_V2_RESULT", 0);
+    if (r != NVML_SUCCESS) return r;
+    *m = memory_of(dev);
+    m->version = nvmlMemory_v2;
+    return NVML_SUCCESS;
+}
+#endif
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
     logcall("nvmlSystemGetDriverVersion");
