@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/report"
 )
@@ -56,6 +57,11 @@ type listOutput struct {
 // cannot, never initializing a driver in the CLI itself.
 func list(s *session, o listOptions) int {
 	s.listDefaults()
+	if o.json {
+		// The records' free memory and reserve from the management
+		// library in every tier, as query has them.
+		s.opts = append(s.opts, flagshim.WithFreeMemory())
+	}
 	s.showsEveryBackend()
 	if _, _, bad := s.initialise(); bad != nil {
 		return fail(s.stderr, bad)

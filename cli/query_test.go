@@ -93,7 +93,7 @@ func TestParseFormat(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	recs := []device.Record{
 		{Index: 0, VisibleIndex: 1, UUID: "GPU-8a1f", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "0000:1b:00.0",
-			TotalMemory: 85520809984, FreeMemory: 79 << 30, DriverVersion: "580.95.05", Major: 9, Minor: 0, Type: "cuda", Vendor: "nvidia", NUMANode: 0, Tier: "presence", Usable: true},
+			TotalMemory: 85017493504, ReservedMemory: 503316480, FreeMemory: 79 << 30, DriverVersion: "580.95.05", Major: 9, Minor: 0, Type: "cuda", Vendor: "nvidia", NUMANode: 0, Tier: "presence", Usable: true},
 		{Index: -1, VisibleIndex: -1, Type: "cuda", NUMANode: -1, Tier: "presence", Reason: "cuInit: CUDA_ERROR_NO_DEVICE, no",
 			Unknown: map[string]string{"major": "x", "free_memory": "x", "numa_node": "x"}},
 	}
@@ -107,6 +107,24 @@ func TestWriteCSV(t *testing.T) {
 	b.Reset()
 	writeCSV(&b, fields[:5], queryFormat{noHeader: true, noUnits: true}, recs[:1])
 	assert.Equal(t, "0, GPU-8a1f, NVIDIA H100 80GB HBM3, 00000000:1B:00.0, 81559\n", b.String())
+}
+
+// memory.* are nvidia-smi's (an H100 80GB HBM3, driver 580.159.04): the
+// record's total is the driver's, memory.total adds the reserve, used is
+// what is allocated; a reserve no source told leaves the total alone.
+func TestQueryMemoryFields(t *testing.T) {
+	h100 := device.Record{TotalMemory: 85017493504, ReservedMemory: 503316480, FreeMemory: 85017493504 - 1<<20}
+	noReserve := device.Record{TotalMemory: 85017493504, FreeMemory: 80000 << 20, Unknown: map[string]string{"reserved_memory": "the driver does not tell it"}}
+	noFree := device.Record{TotalMemory: 85017493504, ReservedMemory: 503316480, Unknown: map[string]string{"free_memory": "no context"}}
+	fields, err := parseQuery("memory.total,memory.reserved,memory.used,memory.free")
+	require.NoError(t, err)
+	var b strings.Builder
+	writeCSV(&b, fields, queryFormat{noUnits: true}, []device.Record{h100, noReserve, noFree, {}})
+	assert.Equal(t, "memory.total [MiB], memory.reserved [MiB], memory.used [MiB], memory.free [MiB]\n"+
+		"81559, 480, 1, 81078\n"+
+		"81079, [N/A], 1079, 80000\n"+
+		"81559, 480, [N/A], [N/A]\n"+
+		"[N/A], [N/A], [N/A], [N/A]\n", b.String())
 }
 
 // FuzzQuery: no --query-gpu or --format value makes the parsers panic or
@@ -180,7 +198,10 @@ func TestQueryNoDevice(t *testing.T) {
 
 // fakeGPUMachine builds the fake libcuda and NVML of two GPUs that agree
 // (names, UUIDs, memory, PCI addresses) and a sysfs tree holding them, and
-// returns the child's environment. extra are added last.
+// returns the child's environment. extra are added last. Their memory is
+// an H100's with driver 580 in proportion: NVML's total is 80 GiB, 480 MiB
+// of it reserved (nvmlDeviceGetMemoryInfo_v2), the driver's total
+// (cuDeviceTotalMem) the rest.
 func fakeGPUMachine(t *testing.T, extra ...string) []string {
 	t.Helper()
 	dir := dltest.PrivateDir(t)
@@ -202,11 +223,17 @@ func fakeGPUMachine(t *testing.T, extra ...string) []string {
 		"FAKE_NVML_NAMES=NVIDIA Fake H100,NVIDIA Fake H100",
 		"FAKE_NVML_UUIDS=GPU-10111213-1415-1617-1819-1a1b1c1d1e1f,GPU-20212223-2425-2627-2829-2a2b2c2d2e2f",
 		"FAKE_NVML_CUDA=13000",
+		fmt.Sprintf("FAKE_CUDA_TOTAL_MEM=%d", fakeDriverTotal), "FAKE_NVML_RESERVED_MB=480",
 	}
 	return append(env, extra...)
 }
 
 const smiFields = "index,uuid,name,pci.bus_id,memory.total,driver_version,compute_cap"
+
+// fakeDriverTotal is fakeGPUMachine's cuDeviceTotalMem: NVML's 80 GiB less
+// the 480 MiB reserve. Every tier's record has it as total_memory; query's
+// memory.total is NVML's 81920 MiB in every tier.
+const fakeDriverTotal = 80<<30 - 480<<20
 
 // The same query gives the same rows in every tier, as nvidia-smi would
 // print them; the flagshim fields say which tier answered.
@@ -223,9 +250,29 @@ func TestQueryTiersAgree(t *testing.T) {
 	assert.Equal(t, want, out, "the default tier (presence: NVML)")
 	assert.Empty(t, errOut)
 
-	code, out, _ = runCLI("query", "--query-gpu=visible_index,vendor,type,numa_node,tier,memory.used,memory.free", "--format=csv,noheader,nounits")
+	code, out, _ = runCLI("query", "--query-gpu=visible_index,vendor,type,numa_node,tier,memory.total,memory.reserved,memory.used,memory.free", "--format=csv,noheader,nounits")
 	require.Equal(t, exitOK, code)
-	assert.Equal(t, "0, nvidia, cuda, 0, presence, 1024, 80896\n1, nvidia, cuda, 1, presence, 1024, 80896\n", out)
+	assert.Equal(t, "0, nvidia, cuda, 0, presence, 81920, 480, 1024, 80416\n1, nvidia, cuda, 1, presence, 81920, 480, 1024, 80416\n", out,
+		"nvidia-smi's meanings: the whole memory, the reserve, what is allocated, what is free")
+	checkListRecords(t, "presence")
+}
+
+// checkListRecords checks list --json's records: the driver's total in
+// every tier, the reserve beside it.
+func checkListRecords(t *testing.T, tier string) {
+	t.Helper()
+	code, out, errOut := runCLI("list", "--json", "--accelerators-only")
+	require.Equal(t, exitOK, code, errOut)
+	var l listOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &l))
+	require.Len(t, l.Devices, 2)
+	for _, d := range l.Devices {
+		require.NotNil(t, d.Record)
+		assert.Equal(t, tier, d.Record.Tier)
+		assert.Equal(t, uint64(fakeDriverTotal), d.Record.TotalMemory, "%s: the driver's total (torch's total_memory)", d.Device)
+		assert.Equal(t, uint64(480<<20), d.Record.ReservedMemory, "%s: NVML's reserve", d.Device)
+		assert.Empty(t, d.Record.Unknown["reserved_memory"], d.Device)
+	}
 }
 
 // The exact tier (Init runs once per process: each tier is a child).
@@ -234,12 +281,12 @@ func TestQueryExactTier(t *testing.T) {
 		dltest.MustChild(t, t.Name(), fakeGPUMachine(t)...)
 		return
 	}
-	code, out, errOut := runCLI("query", "--probe", "exact", "--query-gpu="+smiFields+",tier,memory.total,memory.free", "--format=csv,noheader")
+	code, out, errOut := runCLI("query", "--probe", "exact", "--query-gpu="+smiFields+",tier,memory.reserved,memory.used,memory.free", "--format=csv,noheader")
 	require.Equal(t, exitOK, code, errOut)
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	require.Len(t, lines, 2)
-	assert.True(t, strings.HasPrefix(lines[0], "0, GPU-10111213-1415-1617-1819-1a1b1c1d1e1f, NVIDIA Fake H100, 00000000:18:00.0, 81920 MiB, 550.54.15, 9.0, exact, 81920 MiB, "), lines[0])
-	assert.NotContains(t, lines[0], naValue, "the exact tier asks the driver for free memory when it is wanted")
+	assert.Equal(t, "0, GPU-10111213-1415-1617-1819-1a1b1c1d1e1f, NVIDIA Fake H100, 00000000:18:00.0, 81920 MiB, 550.54.15, 9.0, exact, 480 MiB, 1024 MiB, 80416 MiB\n"+
+		"1, GPU-20212223-2425-2627-2829-2a2b2c2d2e2f, NVIDIA Fake H100, 00000000:19:00.0, 81920 MiB, 550.54.15, 9.0, exact, 480 MiB, 1024 MiB, 80416 MiB\n", out,
+		"memory.total is nvidia-smi's: the driver's total and NVML's reserve; free memory is NVML's (no context created)")
+	checkListRecords(t, "exact")
 
 	code, out, errOut = runCLI("list", "--json", "--accelerators-only")
 	require.Equal(t, exitOK, code, errOut)
@@ -265,8 +312,9 @@ func TestQueryIsolatedTier(t *testing.T) {
 		dltest.MustChild(t, t.Name(), fakeGPUMachine(t)...)
 		return
 	}
-	code, out, errOut := runCLI("query", "--probe", "isolated", "--query-gpu="+smiFields+",tier,driver_api_version", "--format=csv,noheader")
+	code, out, errOut := runCLI("query", "--probe", "isolated", "--query-gpu="+smiFields+",tier,driver_api_version,memory.reserved", "--format=csv,noheader")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "0, GPU-10111213-1415-1617-1819-1a1b1c1d1e1f, NVIDIA Fake H100, 00000000:18:00.0, 81920 MiB, 550.54.15, 9.0, isolated, 13.0\n"+
-		"1, GPU-20212223-2425-2627-2829-2a2b2c2d2e2f, NVIDIA Fake H100, 00000000:19:00.0, 81920 MiB, 550.54.15, 9.0, isolated, 13.0\n", out)
+	assert.Equal(t, "0, GPU-10111213-1415-1617-1819-1a1b1c1d1e1f, NVIDIA Fake H100, 00000000:18:00.0, 81920 MiB, 550.54.15, 9.0, isolated, 13.0, 480 MiB\n"+
+		"1, GPU-20212223-2425-2627-2829-2a2b2c2d2e2f, NVIDIA Fake H100, 00000000:19:00.0, 81920 MiB, 550.54.15, 9.0, isolated, 13.0, 480 MiB\n", out)
+	checkListRecords(t, "isolated")
 }

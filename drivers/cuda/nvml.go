@@ -34,10 +34,10 @@ package cuda
 // 80GB HBM3 with driver 580.159.04: NVML's total 85520809984 bytes,
 // reserved 503316480, cuDeviceTotalMem 85017493504). A device's
 // presence.Device.TotalMemory is therefore v2's total - reserved, the
-// runtime's total, with ReservedMemory beside it; an NVML without
-// nvmlDeviceGetMemoryInfo_v2 (it came with NVML 11.6, R510: go-nvml's
-// "Update generated go-bindings for NVML 11.6") gives v1's total, with
-// the reserve unknown.
+// runtime's total, with ReservedMemory beside it. nvmlDeviceGetMemoryInfo_v2
+// is first in go-nvml's nvml.h with its NVML 11.6 sync (commit 7dd9b38):
+// an older NVML may lack it, and then v1's total is given, the reserve
+// unknown.
 //
 // and, for MIG (Multi-Instance GPU; "For Ampere or newer fully supported
 // devices. Supported on Linux only"), optional as a set:
