@@ -8,15 +8,22 @@
 #
 # run does, and prints PASS or FAIL for each:
 #   1. `flagshim query --query-gpu=index,uuid,name,pci.bus_id,memory.total,
-#      driver_version,compute_cap --format=csv` against nvidia-smi with the
-#      same arguments, field for field (header included), in the CLI's default
-#      tier and with --probe presence, exact and isolated;
-#   2. the same with --format=csv,noheader,nounits;
+#      memory.reserved,driver_version,compute_cap --format=csv` against
+#      nvidia-smi with the same arguments, field for field (header included),
+#      in the CLI's default tier and with --probe presence, exact and isolated
+#      (memory.total is nvidia-smi's in every tier: the record's total, the
+#      driver's, and NVML's reserve; docs/identity.md, "Memory");
+#   2. the same with --format=csv,noheader,nounits; then memory.used and
+#      memory.free beside nvidia-smi's, reported, not failed (they change
+#      with what runs on the GPU between the two commands);
 #   3. the exact and presence records of each GPU, field for field, and
 #      against nvidia-smi (drivers/cuda's TestGPURecordTiers);
 #   4. where .gpu/libflagshim.so and $PYTHON (default /opt/torch/.venv/bin/python)
 #      with torch are there: flagshim.get_device_properties(i) and
-#      mem_get_info(i) against torch.cuda's, in the exact and presence tiers;
+#      mem_get_info(i) against torch.cuda's, in the exact and presence tiers
+#      (total_memory and mem_get_info's total are torch's, the driver's, in
+#      both), and the record's total_memory + reserved_memory against
+#      nvidia-smi's memory.total where the tier knows the reserve;
 #   5. the timings, interleaved ROUNDS times: flagshim query (default tier)
 #      against nvidia-smi with the same arguments (goal <= 1.2x) and flagshim
 #      list against nvidia-smi -L (goal <= 1.2x); medians in ms.
@@ -48,7 +55,7 @@ fi
 fs=$root/.gpu/flagshim
 [ -x "$fs" ] || { echo "identity-gpu: no .gpu/flagshim: run scripts/identity-gpu.sh build first" >&2; exit 1; }
 command -v nvidia-smi >/dev/null || { echo "identity-gpu: no nvidia-smi" >&2; exit 1; }
-fields=index,uuid,name,pci.bus_id,memory.total,driver_version,compute_cap
+fields=index,uuid,name,pci.bus_id,memory.total,memory.reserved,driver_version,compute_cap
 failed=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; failed=1; }
@@ -90,6 +97,10 @@ for format in csv csv,noheader,nounits; do
 		compare "query ($probe, $format)" "$want" "$got"
 	done
 done
+for probe in presence exact isolated; do
+	echo "memory.used, memory.free ($probe): nvidia-smi $(nvidia-smi --query-gpu=memory.used,memory.free --format=csv,noheader | tr '\n' ' ')," \
+		"flagshim $("$fs" query --probe $probe --query-gpu=memory.used,memory.free --format=csv,noheader 2>&1 | tr '\n' ' ')"
+done
 "$fs" query --query-gpu=index,visible_index,device,vendor,type,numa_node,local_cpus,tier,driver_api_version,multiprocessors --format=csv
 "$fs" list --json --accelerators-only | head -60
 
@@ -112,13 +123,20 @@ echo "== 4. Python against torch.cuda"
 py=${PYTHON:-/opt/torch/.venv/bin/python}
 if [ -f .gpu/libflagshim.so ] && [ -d .gpu/python ] && "$py" -c 'import torch' 2>/dev/null; then
 	chmod go-w .gpu .gpu/libflagshim.so
+	smi_total=$(nvidia-smi --query-gpu=uuid,memory.total --format=csv,noheader,nounits)
 	for probe in exact presence; do
-		out=$(FLAGOS_PROBE=$probe FLAGSHIM_LIBRARY=$root/.gpu/libflagshim.so PYTHONPATH=$root/.gpu/python "$py" - <<'EOF'
-import flagshim, torch
+		out=$(FLAGOS_PROBE=$probe FLAGSHIM_LIBRARY=$root/.gpu/libflagshim.so PYTHONPATH=$root/.gpu/python SMI_TOTAL="$smi_total" "$py" - <<'EOF'
+import os, flagshim, torch
 bad = []
+smi = dict((u.strip(), int(m)) for u, m in (l.split(",") for l in os.environ["SMI_TOTAL"].splitlines() if "," in l))
 for i in range(torch.cuda.device_count()):
     p, t = flagshim.get_device_properties(i), torch.cuda.get_device_properties(i)
     print(f"cuda:{i}: flagshim {p}")
+    reserved = p.record.get("reserved_memory")
+    if "reserved_memory" in p.unknown:
+        print(f"  reserved_memory: unknown in this tier ({p.unknown['reserved_memory']})")
+    elif reserved is not None and p.uuid in smi and p.total_memory is not None and (p.total_memory + reserved) >> 20 != smi[p.uuid]:
+        bad.append(f"cuda:{i} total_memory + reserved_memory: {(p.total_memory + reserved) >> 20} MiB, nvidia-smi's memory.total {smi[p.uuid]} MiB")
     for k, want in (("name", t.name), ("total_memory", t.total_memory), ("major", t.major), ("minor", t.minor),
                     ("multi_processor_count", t.multi_processor_count), ("uuid", "GPU-" + str(t.uuid))):
         got = getattr(p, k)

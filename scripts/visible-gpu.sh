@@ -23,10 +23,12 @@
 #     tier (presence, exact, isolated) list the same UUIDs in the same
 #     order, where the presence tier can decide (it says so otherwise: its
 #     error must be "cannot be decided", never a wrong answer);
-#   - each device flagshim lists has the name, PCI address, total memory
-#     and index nvidia-smi gives for that UUID (nvidia-smi ignores the
-#     variable), for the fields list --json carries (its record's too), and
-#     its record's visible_index is its position;
+#   - each device flagshim lists has the name, PCI address and index
+#     nvidia-smi gives for that UUID (nvidia-smi ignores the variable), for
+#     the fields list --json carries (its record's too), its record's
+#     total_memory is nvidia-smi's memory.total - memory.reserved (the
+#     driver's total) and its reserved_memory memory.reserved, and its
+#     record's visible_index is its position;
 #   - `flagshim select cuda <uuid>` writes an environment in which torch
 #     sees exactly that GPU, for every GPU.
 # The GPU count is never assumed: the values that need a second GPU (0,1,
@@ -118,12 +120,16 @@ def flagshim_view(env, tier):
 
 
 def smi():
-    q = "index,uuid,pci.bus_id,name,memory.total"
+    # memory.reserved is missing on old drivers: then ask without it.
+    q = "index,uuid,pci.bus_id,name,memory.total,memory.reserved"
     p = subprocess.run(["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits"], capture_output=True, text=True)
+    if p.returncode != 0:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=" + q.rsplit(",", 1)[0], "--format=csv,noheader,nounits"], capture_output=True, text=True)
     rows = []
     for line in p.stdout.strip().splitlines():
         f = [x.strip() for x in line.split(",")]
-        rows.append({"index": int(f[0]), "uuid": f[1], "pci": f[2], "name": f[3], "mib": int(f[4])})
+        reserved = int(f[5]) if len(f) > 5 and f[5].isdigit() else None
+        rows.append({"index": int(f[0]), "uuid": f[1], "pci": f[2], "name": f[3], "mib": int(f[4]), "reserved": reserved})
     return rows
 
 
@@ -178,10 +184,24 @@ for order in (None, "FASTEST_FIRST", "PCI_BUS_ID"):
                     if key in d:
                         say(d[key].lower().lstrip("0") == g["pci"].lower().lstrip("0") or d[key].lower()[-7:] == g["pci"].lower()[-7:],
                             "%s: %s tier: %s PCI %s, nvidia-smi %s" % (label, tier, d["device"], d[key], g["pci"]))
-                for key in ("total_memory", "memory_total"):
-                    if key in d:
-                        say(abs(int(d[key]) // (1 << 20) - g["mib"]) <= 1,
-                            "%s: %s tier: %s memory %s bytes, nvidia-smi %d MiB" % (label, tier, d["device"], d[key], g["mib"]))
+                # One meaning per field (docs/identity.md, "Memory"): the
+                # record's total_memory is the runtime's (the driver's),
+                # nvidia-smi's memory.total less memory.reserved, in every
+                # tier; its reserved_memory, where the tier learned it,
+                # is memory.reserved, and the two make memory.total.
+                if "total_memory" in d:
+                    want = g["mib"] - (g["reserved"] or 0)
+                    say(abs(int(d["total_memory"]) // (1 << 20) - want) <= 1,
+                        "%s: %s tier: %s total_memory %s bytes, nvidia-smi memory.total - memory.reserved %d MiB (%d - %s)"
+                        % (label, tier, d["device"], d["total_memory"], want, g["mib"], g["reserved"]))
+                unknown = rec.get("unknown") or {}
+                if "reserved_memory" in rec and "reserved_memory" not in unknown and g["reserved"] is not None:
+                    say(int(rec["reserved_memory"]) // (1 << 20) == g["reserved"] and
+                        (int(rec["total_memory"]) + int(rec["reserved_memory"])) // (1 << 20) == g["mib"],
+                        "%s: %s tier: %s reserved_memory %s bytes, total %s: nvidia-smi memory.reserved %d MiB, memory.total %d MiB"
+                        % (label, tier, d["device"], rec["reserved_memory"], rec["total_memory"], g["reserved"], g["mib"]))
+                elif "reserved_memory" in unknown:
+                    print("NOTE %s: %s tier: %s reserved_memory unknown: %s" % (label, tier, d["device"], unknown["reserved_memory"]))
 
 # select: an environment in which torch sees exactly that GPU.
 for g in gpus:

@@ -226,10 +226,12 @@ int flagshim_device_json(const char *device, char *out, int out_len);
 
 /*
  * (1.1) flagshim_mem_get_info writes device's free and total memory in
- * bytes (torch.cuda.mem_get_info's answer) and returns 0. In the presence
- * tier the management library answers (NVML's nvmlDeviceGetMemoryInfo, ...:
- * no driver is initialized); in the exact tier the driver does, with the
- * device's context current (cuMemGetInfo). free or total NULL:
+ * bytes (torch.cuda.mem_get_info's answer) and returns 0. The total is what
+ * the runtime can allocate in every tier (cuDeviceTotalMem: nvidia-smi's
+ * memory.total less memory.reserved). In the presence tier the management
+ * library answers (NVML's nvmlDeviceGetMemoryInfo_v2: its free, and its
+ * total less the reserve; no driver is initialized); in the exact tier the
+ * driver does, with the device's context current (cuMemGetInfo). free or total NULL:
  * FLAGSHIM_EINVAL; otherwise the codes of flagshim_device_json.
  */
 int flagshim_mem_get_info(const char *device, unsigned long long *free_bytes, unsigned long long *total_bytes);

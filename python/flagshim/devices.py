@@ -46,7 +46,12 @@ class DeviceProperties:
         uuid: the UUID in the vendor's own form, ``"GPU-8a1f..."``.
         pci_bus_id: the PCI address in sysfs's form, ``"0000:18:00.0"``
             (torch's ``pci_bus_id`` is the bus number alone).
-        total_memory: bytes.
+        total_memory: bytes the runtime can allocate, torch's
+            ``total_memory`` in every tier (the driver's
+            ``cuDeviceTotalMem``; in the presence tier the management
+            library's total less what the driver and firmware reserve,
+            ``record["reserved_memory"]``: nvidia-smi's memory.total is the
+            sum).
         major, minor: the compute capability (or architecture).
         multi_processor_count: multiprocessors (SMs, CUs).
         vendor: the maker in FlagOS's vocabulary, ``"nvidia"``.
@@ -250,9 +255,11 @@ def get_device_capability(index: int = 0, type: str = "cuda") -> Optional[Tuple[
 def mem_get_info(index: int = 0, type: str = "cuda") -> Tuple[int, int]:  # noqa: A002
     """The device's ``(free, total)`` memory in bytes
     (``torch.cuda.mem_get_info``): in the presence tier the management
-    library's answer (NVML's ``nvmlDeviceGetMemoryInfo``, ...; no driver is
-    initialized in this process), in the exact tier the driver's
-    (``cuMemGetInfo``, with the device's context current).
+    library's answer (NVML's ``nvmlDeviceGetMemoryInfo_v2``: its free
+    memory, and its total less the reserve, which is the driver's total; no
+    driver is initialized in this process), in the exact tier the driver's
+    (``cuMemGetInfo``, with the device's context current). The total is
+    torch's in both.
 
     Raises:
         NoSuchDevice, DeviceError, InitError: as :func:`get_device_properties`.

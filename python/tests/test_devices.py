@@ -9,12 +9,19 @@ import support
 
 UUIDS = ["GPU-10111213-1415-1617-1819-1a1b1c1d1e1f", "GPU-20212223-2425-2627-2829-2a2b2c2d2e2f"]
 
+# The fake GPUs' memory, an H100's with driver 580 in proportion: NVML's
+# total is 80 GiB, 480 MiB of it reserved (nvmlDeviceGetMemoryInfo_v2); the
+# driver's total (cuDeviceTotalMem, torch's total_memory) is the rest.
+RESERVED = 480 << 20
+DRIVER_TOTAL = (80 << 30) - RESERVED
+
 # What each scenario reports of the two fake GPUs.
 REPORT = """
 import flagshim
 def props(i, t="cuda"):
     p = flagshim.get_device_properties(i, type=t)
     return {"name": p.name, "uuid": p.uuid, "pci_bus_id": p.pci_bus_id, "total_memory": p.total_memory,
+            "reserved_memory": p.record.get("reserved_memory"),
             "major": p.major, "minor": p.minor, "multi_processor_count": p.multi_processor_count,
             "vendor": p.vendor, "device": p.device, "type": p.type, "index": p.index,
             "visible_index": p.visible_index, "numa_node": p.numa_node, "tier": p.tier,
@@ -33,6 +40,8 @@ def gpu_machine(test, **extra):
         "FAKE_CUDA_DEVICE_NAMES": "Fake H100,Fake H100",
         "FAKE_NVML_NAMES": "Fake H100,Fake H100",
         "FAKE_NVML_UUIDS": ",".join(UUIDS),
+        "FAKE_CUDA_TOTAL_MEM": str(DRIVER_TOTAL),
+        "FAKE_NVML_RESERVED_MB": str(RESERVED >> 20),
     }
     env.update(extra)
     return env
@@ -50,16 +59,18 @@ out({"props": [props(0), props(1)], "name": flagshim.get_device_name(1),
             p1 = got["props"][1]
             self.assertEqual(p1["tier"], tier)
             self.assertEqual([p1["name"], p1["uuid"], p1["pci_bus_id"], p1["total_memory"], p1["major"], p1["minor"]],
-                             ["Fake H100", UUIDS[1], "0000:19:00.0", 80 << 30, 9, 0], tier)
+                             ["Fake H100", UUIDS[1], "0000:19:00.0", DRIVER_TOTAL, 9, 0], tier)
             self.assertEqual([p1["vendor"], p1["device"], p1["type"], p1["visible_index"]], ["nvidia", "cuda:1", "cuda", 1], tier)
             self.assertEqual(got["name"], "Fake H100", tier)
             self.assertEqual(got["capability"], [9, 0], tier)
-            self.assertEqual(got["mem"][1], 80 << 30, tier)
+            self.assertEqual(got["mem"][1], DRIVER_TOTAL, tier + ": torch's total, the driver's, in every tier")
             self.assertLessEqual(got["mem"][0], got["mem"][1], tier)
         self.assertIsNone(pres["props"][0]["multi_processor_count"], "NVML gives no multiprocessor count: None")
         self.assertIn("multiprocessors", pres["props"][0]["unknown"])
         self.assertEqual(exact["props"][0]["multi_processor_count"], 132, "the driver gives it")
-        self.assertEqual(pres["mem"][0], 79 << 30, "the presence tier: NVML's free memory (the fake uses 1 GiB)")
+        self.assertEqual(pres["mem"][0], DRIVER_TOTAL - (1 << 30), "the presence tier: NVML's free memory (the fake uses 1 GiB)")
+        self.assertEqual(pres["props"][1]["reserved_memory"], RESERVED, "the presence tier: NVML's reserve beside the total")
+        self.assertIn("reserved_memory", exact["props"][1]["unknown"], "the exact tier's driver does not tell the reserve")
 
     def test_through_the_alias(self):
         # A MUSA-only machine: cuda means flagos, which routes to musa; the
