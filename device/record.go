@@ -47,7 +47,7 @@ type Record struct {
 	NUMANode int `json:"numa_node"`
 	// LocalCPUs are the CPUs close to the device, as sysfs's
 	// local_cpulist gives them ("0-47,96-143").
-	LocalCPUs   string `json:"local_cpus"`
+	LocalCPUs string `json:"local_cpus"`
 	// TotalMemory is the memory the runtime can allocate, in bytes: the
 	// driver's total (cuDeviceTotalMem, torch's total_memory) in every
 	// tier; the presence tier gives the management library's total less
