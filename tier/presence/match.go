@@ -53,6 +53,3 @@ func (x Devices) Find(uuid, bus string) (Device, bool) {
 	d, ok := x.byBus[a]
 	return d, ok
 }
-
-// Len is how many devices were indexed by UUID or PCI address.
-func (x Devices) Len() int { return max(len(x.byUUID), len(x.byBus)) }
