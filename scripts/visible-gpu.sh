@@ -190,10 +190,10 @@ for order in (None, "FASTEST_FIRST", "PCI_BUS_ID"):
                 # tier; its reserved_memory, where the tier learned it,
                 # is memory.reserved, and the two make memory.total.
                 if "total_memory" in d:
-                    want = g["mib"] - (g["reserved"] or 0)
-                    say(abs(int(d["total_memory"]) // (1 << 20) - want) <= 1,
+                    want_mib = g["mib"] - (g["reserved"] or 0)
+                    say(abs(int(d["total_memory"]) // (1 << 20) - want_mib) <= 1,
                         "%s: %s tier: %s total_memory %s bytes, nvidia-smi memory.total - memory.reserved %d MiB (%d - %s)"
-                        % (label, tier, d["device"], d["total_memory"], want, g["mib"], g["reserved"]))
+                        % (label, tier, d["device"], d["total_memory"], want_mib, g["mib"], g["reserved"]))
                 unknown = rec.get("unknown") or {}
                 if "reserved_memory" in rec and "reserved_memory" not in unknown and g["reserved"] is not None:
                     say(int(rec["reserved_memory"]) // (1 << 20) == g["reserved"] and
