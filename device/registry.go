@@ -148,8 +148,24 @@ func (r *Registry) Register(b Backend) error {
 	}
 	next := cur.clone()
 	next.backends[t] = b
-	r.publish(next)
+	// The sorted lists with t inserted, not sorted again: Init registers a
+	// backend per vendor, and a sort each time made that quadratic.
+	next.types = insertSorted(cur.types, t)
+	next.known = cur.known
+	if _, ok := cur.aliases[t]; !ok {
+		next.known = insertSorted(cur.known, t)
+	}
+	r.snap.Store(next)
 	return nil
+}
+
+// insertSorted is a copy of the sorted s with t inserted in order.
+func insertSorted(s []Type, t Type) []Type {
+	i, _ := slices.BinarySearch(s, t)
+	out := make([]Type, 0, len(s)+1)
+	out = append(out, s[:i]...)
+	out = append(out, t)
+	return append(out, s[i:]...)
 }
 
 // Alias makes from mean to: Parse, Resolve and Lookup of from answer with to.

@@ -3,6 +3,8 @@ package device
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -122,6 +124,52 @@ func TestRegister(t *testing.T) {
 	_, err := r.Lookup(MUSA)
 	require.ErrorIs(t, err, ErrUnknownType)
 	assert.ErrorContains(t, err, "registered: cpu, cuda")
+}
+
+// Types and the known types stay sorted whatever the order backends
+// register in (Register inserts each in place instead of sorting again).
+func TestRegisterKeepsOrder(t *testing.T) {
+	r := NewRegistry()
+	want := []Type{CPU}
+	for _, i := range rand.Perm(40) {
+		typ := Type(fmt.Sprintf("v%02d", i))
+		require.NoError(t, r.Register(fakeBackend{typ, 1}))
+		want = append(want, typ)
+	}
+	slices.Sort(want)
+	assert.Equal(t, want, r.Types())
+	_, err := r.Alias("zz", "v07")
+	require.NoError(t, err)
+	require.NoError(t, r.Register(fakeBackend{"aa", 1}))
+	_, err = r.Lookup("nope")
+	require.ErrorIs(t, err, ErrUnknownType)
+	assert.ErrorContains(t, err, "registered: aa, cpu, v00, v01,")
+	_, err = r.Parse("nope")
+	require.ErrorIs(t, err, ErrUnknownType)
+	assert.ErrorContains(t, err, "known types: aa, cpu, v00, v01,", "the known types: backends and aliases, sorted")
+	assert.ErrorContains(t, err, "v39, zz)")
+}
+
+// BenchmarkRegister is what registering n backends costs (n/op: one
+// registry filled per iteration).
+func BenchmarkRegister(b *testing.B) {
+	for _, n := range []int{8, 64, 512} {
+		types := make([]Type, n)
+		for i := range types {
+			types[i] = Type(fmt.Sprintf("v%04d", (i*7919)%n))
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				r := NewRegistry()
+				for _, t := range types {
+					if err := r.Register(fakeBackend{t, 1}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/backend")
+		})
+	}
 }
 
 func TestCPUBackend(t *testing.T) {

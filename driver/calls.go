@@ -171,12 +171,7 @@ func (a *api) deviceContext(d *devState) (ctx uintptr, op Op, err error) {
 // context model: OpCtxSetCurrent(ctx) (PrimaryContext, DeviceContext) or
 // OpSetDevice(ordinal) (CurrentDevice). Both take one value, prebuilt per
 // device (devState.sel).
-func (a *api) selectOp() Op {
-	if a.v.Context == CurrentDevice {
-		return OpSetDevice
-	}
-	return OpCtxSetCurrent
-}
+func (a *api) selectOp() Op { return a.sel }
 
 // makeCurrent selects a device on the calling (locked) thread. It allocates
 // nothing.
@@ -240,16 +235,6 @@ func (a *api) memAlloc(n uint64) (uint64, error) {
 
 func (a *api) memFree(p uint64) error {
 	return a.check(OpMemFree, a.callList(OpMemFree, []uintptr{uintptr(p)}))
-}
-
-func (a *api) memcpyHtoD(dst uint64, src []byte) error {
-	r := a.call(OpMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)))
-	return a.check(OpMemcpyHtoD, r)
-}
-
-func (a *api) memcpyDtoH(dst []byte, src uint64) error {
-	r := a.call(OpMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
-	return a.check(OpMemcpyDtoH, r)
 }
 
 // memHostAlloc allocates pinned host memory (flags 0: portable to the
@@ -317,24 +302,43 @@ func (a *api) moduleGetGlobal(h uintptr, name []byte) (addr, size uint64, err er
 	return a.wide(OpModuleGetGlobal, addr), a.wide(OpModuleGetGlobal, size), a.check(OpModuleGetGlobal, r)
 }
 
-// launch calls OpLaunchKernel with its eleven arguments, which live, with the
-// kernel parameters they point to, outside the Go heap (launch.go): no
-// allocation, nothing to pin.
-// selectThenLaunch selects a device (makeCurrent's call) and launches on
-// it in one transition to C, on one thread: the codes of both (the second
-// 0 when the selection failed). It allocates nothing.
-func (a *api) selectThenLaunch(sel []uintptr, args *[11]uintptr) (selected, launched int) {
-	if a.adapt[a.selectOp()] != nil || a.adapt[OpLaunchKernel] != nil {
-		// A vendor's own shape: two calls on one locked thread.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if selected = a.callList(a.selectOp(), sel); selected != 0 {
-			return selected, 0
-		}
-		return 0, a.callList(OpLaunchKernel, args[:])
+// selectThenBuf is selectThen with args copied into a launch buffer's call
+// block, outside the Go heap first: args itself does not escape (the
+// tracer's and purego's paths hand their lists on), so a caller's list on
+// its stack stays there and the call allocates nothing.
+func (a *api) selectThenBuf(sel []uintptr, op Op, args []uintptr) (selected, r int, err error) {
+	sl := slotHere()
+	lb, err := getLaunchBuf(sl)
+	if err != nil {
+		return 0, 0, err
 	}
-	r0, r1 := a.fn[OpLaunchKernel].CallAfter(&a.fn[a.selectOp()], sel, args[:])
-	return clib.Code(r0), clib.Code(r1)
+	n := copy(lb.call[:], args)
+	selected, r = a.selectThen(sel, op, lb.call[:n])
+	putLaunchBuf(sl, lb, 0)
+	return selected, r, nil
+}
+
+// selectThenCopy is selectThenBuf for a copy's three arguments, one of
+// them an address of Go memory written in the call as
+// uintptr(unsafe.Pointer(&b[0])): go:uintptrescapes keeps that memory
+// alive and in place until the call returns, as for call.
+//
+//go:uintptrescapes
+func (a *api) selectThenCopy(sel []uintptr, op Op, x, y, n uintptr) (selected, r int, err error) {
+	args := [3]uintptr{x, y, n}
+	return a.selectThenBuf(sel, op, args[:])
+}
+
+// selectThenMemcpyHtoD selects a device and copies src (Go memory) to dst
+// on it in one transition to C (selectThen's codes). src is not empty.
+func (a *api) selectThenMemcpyHtoD(sel []uintptr, dst uint64, src []byte) (selected, r int, err error) {
+	return a.selectThenCopy(sel, OpMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)))
+}
+
+// selectThenMemcpyDtoH selects a device and copies len(dst) bytes at src
+// into dst (Go memory) in one transition to C. dst is not empty.
+func (a *api) selectThenMemcpyDtoH(sel []uintptr, dst []byte, src uint64) (selected, r int, err error) {
+	return a.selectThenCopy(sel, OpMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)))
 }
 
 func (a *api) streamCreate() (uintptr, error) {
@@ -347,10 +351,6 @@ func (a *api) streamCreate() (uintptr, error) {
 // prebuilt by the handle's owner: no allocation.
 func (a *api) handleOp(op Op, h []uintptr) error { return a.check(op, a.callList(op, h)) }
 
-func (a *api) streamWaitEvent(s, e uintptr) error {
-	return a.check(OpStreamWaitEvent, a.callList(OpStreamWaitEvent, []uintptr{s, e, 0}))
-}
-
 func (a *api) eventCreate() (uintptr, error) {
 	var e uintptr
 	r := a.call(OpEventCreate, uintptr(unsafe.Pointer(&e)), 0)
@@ -362,17 +362,6 @@ func (a *api) eventElapsed(start, end uintptr) (float32, error) {
 	var ms float32
 	r := a.call(OpEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end)
 	return ms, a.check(OpEventElapsedTime, r)
-}
-
-// memcpyHtoDAsync queues a copy from pinned host memory (C memory from
-// memHostAlloc, never Go memory) to device memory.
-func (a *api) memcpyHtoDAsync(dst uint64, src []byte, stream uintptr) error {
-	return a.check(OpMemcpyHtoDAsync, a.callList(OpMemcpyHtoDAsync, []uintptr{uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), stream}))
-}
-
-// memcpyDtoHAsync queues a copy from device memory to pinned host memory.
-func (a *api) memcpyDtoHAsync(dst []byte, src uint64, stream uintptr) error {
-	return a.check(OpMemcpyDtoHAsync, a.callList(OpMemcpyDtoHAsync, []uintptr{uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)), stream}))
 }
 
 // hostSlice is the Go view of n bytes of pinned host memory at p.
@@ -530,7 +519,7 @@ func (a *api) memGetDMABufFD(p, n, flags uint64) (int, error) {
 // thread: the codes of both (the second 0 when the selection failed). It
 // allocates nothing: the hot path of a stream's or an event's call.
 func (a *api) selectThen(sel []uintptr, op Op, args []uintptr) (selected, r int) {
-	if a.adapt[a.selectOp()] != nil || a.adapt[op] != nil {
+	if !a.fused[op] { // a vendor's own shape: two calls on one locked thread
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		if selected = a.callList(a.selectOp(), sel); selected != 0 {
@@ -538,7 +527,7 @@ func (a *api) selectThen(sel []uintptr, op Op, args []uintptr) (selected, r int)
 		}
 		return 0, a.callList(op, args)
 	}
-	r0, r1 := a.fn[op].CallAfter(&a.fn[a.selectOp()], sel, args)
+	r0, r1 := a.fn[op].CallAfter(&a.fn[a.sel], sel, args)
 	return clib.Code(r0), clib.Code(r1)
 }
 

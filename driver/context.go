@@ -71,6 +71,21 @@ func (b *Backend) enter(index int) (*state, *devState, error) {
 	return s, d, nil
 }
 
+// selected is device index's record and selector (-1: the current device)
+// for a call that makes the device current and runs in the same transition
+// to C (api.selectThen): no locked thread.
+func (b *Backend) selected(index int) (*devState, *selector, error) {
+	s, d, err := b.device(index)
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, err := s.selector(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, sel, nil
+}
+
 func (s *state) enterDev(d *devState) error {
 	sel, err := s.selector(d)
 	if err != nil {

@@ -174,9 +174,9 @@ func TestModuleImage(t *testing.T) {
 }
 
 func TestLaunchArgs(t *testing.T) {
-	lb, err := getLaunchBuf()
+	lb, err := getLaunchBuf(slotHere())
 	require.NoError(t, err)
-	defer putLaunchBuf(lb, MaxLaunchArgs)
+	defer putLaunchBuf(slotHere(), lb, MaxLaunchArgs)
 	for i, c := range []struct {
 		arg  any
 		want uint64
@@ -214,7 +214,7 @@ func TestLaunchArgs(t *testing.T) {
 // A buffer given back points every slot it used at the zero block again:
 // the next launch's missing arguments read zeros, not these values.
 func TestLaunchBufCleared(t *testing.T) {
-	lb, err := getLaunchBuf()
+	lb, err := getLaunchBuf(slotHere())
 	require.NoError(t, err)
 	zero, err := zeroArgsAddr()
 	require.NoError(t, err)
@@ -223,7 +223,7 @@ func TestLaunchBufCleared(t *testing.T) {
 	}
 	require.NoError(t, lb.set(0, uint64(7), 0))
 	require.NoError(t, lb.set(1, uint64(9), 0))
-	putLaunchBuf(lb, 2)
+	putLaunchBuf(slotHere(), lb, 2)
 	assert.Equal(t, [2]uintptr{zero, zero}, [2]uintptr{lb.ptrs[0], lb.ptrs[1]})
 	assert.Equal(t, [2]uint64{0, 0}, [2]uint64{lb.vals[0], lb.vals[1]})
 	assert.Zero(t, *(*uint64)(clib.Ptr(zero)), "the zero block reads zero")
@@ -233,19 +233,19 @@ func TestLaunchBufsReused(t *testing.T) {
 	seen := map[*launchBuf]bool{}
 	var held []*launchBuf
 	for range launchSlab + 3 { // past one slab: a second mapping
-		lb, err := getLaunchBuf()
+		lb, err := getLaunchBuf(slotHere())
 		require.NoError(t, err)
 		assert.False(t, seen[lb], "a buffer in use is not handed out twice")
 		seen[lb] = true
 		held = append(held, lb)
 	}
 	for _, lb := range held {
-		putLaunchBuf(lb, 0)
+		putLaunchBuf(slotHere(), lb, 0)
 	}
-	lb, err := getLaunchBuf()
+	lb, err := getLaunchBuf(slotHere())
 	require.NoError(t, err)
 	assert.True(t, seen[lb], "a returned buffer is reused")
-	putLaunchBuf(lb, 0)
+	putLaunchBuf(slotHere(), lb, 0)
 }
 
 // Launches on many goroutines at once never share a buffer, whether they
@@ -258,7 +258,7 @@ func TestLaunchBufsConcurrent(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 2000 {
-				lb, err := getLaunchBuf()
+				lb, err := getLaunchBuf(slotHere())
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -274,11 +274,68 @@ func TestLaunchBufsConcurrent(t *testing.T) {
 				mu.Lock()
 				delete(inUse, lb)
 				mu.Unlock()
-				putLaunchBuf(lb, 1)
+				putLaunchBuf(slotHere(), lb, 1)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// Goroutines that launch at once take their buffers from different slots
+// (their stacks lie apart), and one goroutine from the same slot each time,
+// so concurrent launches do not take turns on one cache line.
+func TestLaunchSlotsSpread(t *testing.T) {
+	const n = 16
+	got := make([]*launchSlot, n)
+	same := make([]bool, n)
+	var computed, release, done sync.WaitGroup
+	computed.Add(n)
+	done.Add(n)
+	release.Add(1)
+	for g := range n {
+		go func() {
+			defer done.Done()
+			got[g], same[g] = slotHere(), true
+			for range 100 {
+				same[g] = same[g] && slotHere() == got[g]
+			}
+			computed.Done()
+			release.Wait() // alive until every goroutine has its slot: no stack is reused
+		}()
+	}
+	computed.Wait()
+	release.Done()
+	done.Wait()
+	distinct := map[*launchSlot]bool{}
+	for g, sl := range got {
+		assert.True(t, same[g], "goroutine %d got different slots", g)
+		distinct[sl] = true
+	}
+	assert.GreaterOrEqual(t, len(distinct), n/2, "%d goroutines launching at once share %d slots", n, len(distinct))
+}
+
+// BenchmarkLaunchBufParallel is a launch's own use of the buffers, taken,
+// filled with three arguments and given back, from GOMAXPROCS goroutines at
+// once (-cpu 1,2,...): what concurrent launches cost each other there.
+func BenchmarkLaunchBufParallel(b *testing.B) {
+	args := []any{device.Ptr(1 << 40), device.Ptr(1<<40 + 8), uint32(1000)}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			sl := slotHere()
+			lb, err := getLaunchBuf(sl)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for i, a := range args {
+				if err := lb.set(i, a, 0); err != nil {
+					b.Error(err)
+				}
+			}
+			putLaunchBuf(sl, lb, len(args))
+		}
+	})
 }
 
 func TestPinnedSet(t *testing.T) {

@@ -28,15 +28,51 @@ type launchBuf struct {
 	vals [MaxLaunchArgs]uint64
 }
 
-// launchBufs is the free list of launch buffers; slabs are mapped as the
-// number of concurrent launches grows and are never unmapped (a few
-// kilobytes per concurrent launch at the peak). last holds the buffer the
-// latest launch gave back: launches that do not overlap take and give it
-// with one atomic swap each, not the lock.
+// launchBufs holds the launch buffers that are not in use: a free list
+// under a lock, and in front of it one slot per launchSlots of goroutines,
+// each on a cache line of its own. A launch takes its goroutine's slot's
+// buffer with one atomic swap and gives it back there with one compare-and-
+// swap; the lock is taken only where the slot is empty or full (the first
+// launch of a goroutine, two goroutines that share a slot and launch at
+// once). Slabs are mapped as the number of concurrent launches grows and
+// are never unmapped (about a kilobyte per concurrent launch at the peak).
+// One slot for every goroutine (as the driver core had) made launches from
+// several goroutines take turns on that slot's cache line and then on the
+// lock; the slots keep them apart.
 var launchBufs struct {
-	last atomic.Pointer[launchBuf]
-	mu   sync.Mutex
-	free []*launchBuf
+	slots [launchSlots]launchSlot
+	mu    sync.Mutex
+	free  []*launchBuf
+}
+
+// launchSlots is a power of two: the slot is the top bits of a hash.
+const (
+	launchSlotBits = 6
+	launchSlots    = 1 << launchSlotBits
+)
+
+// launchSlot is one slot, padded so that no two slots (and nothing else)
+// share a cache line, nor the pair of lines some processors fetch together.
+type launchSlot struct {
+	lb atomic.Pointer[launchBuf]
+	_  [120]byte
+}
+
+// slotHere is the slot of the calling goroutine: a hash of an address on
+// its stack. Goroutines' stacks lie apart, so goroutines spread over the
+// slots, and a goroutine that launches in a loop gets the same slot each
+// time (a stack that grows moves it to another slot: that costs a lock
+// once, never correctness, since every slot is a lock-free exchange).
+// Called once per launch, so the buffer goes back where it came from. Not
+// inlined: x then lies at the same distance below its caller's frame from
+// every call site, so a goroutine's slot depends on the depth it launches
+// at, not on which line of the caller asked.
+//
+//go:noinline
+func slotHere() *launchSlot {
+	var x byte
+	h := uint64(uintptr(unsafe.Pointer(&x))) * 0x9E3779B97F4A7C15 // Fibonacci hashing: the top bits depend on every bit
+	return &launchBufs.slots[h>>(64-launchSlotBits)]
 }
 
 const launchSlab = 64 // buffers per mapping
@@ -64,9 +100,12 @@ func zeroArgsAddr() (uintptr, error) {
 	return zeroArgs.addr, zeroArgs.err
 }
 
-func getLaunchBuf() (*launchBuf, error) {
-	if lb := launchBufs.last.Swap(nil); lb != nil {
-		return lb, nil
+// getLaunchBuf takes a buffer: sl's, else one from the free list.
+func getLaunchBuf(sl *launchSlot) (*launchBuf, error) {
+	if sl.lb.Load() != nil {
+		if lb := sl.lb.Swap(nil); lb != nil {
+			return lb, nil
+		}
 	}
 	launchBufs.mu.Lock()
 	defer launchBufs.mu.Unlock()
@@ -93,14 +132,15 @@ func getLaunchBuf() (*launchBuf, error) {
 	return lb, nil
 }
 
-// putLaunchBuf gives lb back with its first n slots cleared: they point
-// to the zero block again.
-func putLaunchBuf(lb *launchBuf, n int) {
+// putLaunchBuf gives lb back with its first n slots cleared (they point
+// to the zero block again): to sl where it is empty, else to the free list.
+func putLaunchBuf(sl *launchSlot, lb *launchBuf, n int) {
+	zero := zeroArgs.addr
 	for i := range n {
-		lb.ptrs[i] = zeroArgs.addr
+		lb.ptrs[i] = zero
 		lb.vals[i] = 0
 	}
-	if launchBufs.last.CompareAndSwap(nil, lb) {
+	if sl.lb.CompareAndSwap(nil, lb) {
 		return
 	}
 	launchBufs.mu.Lock()
@@ -217,13 +257,14 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	if f.nparams >= 0 && len(args) != f.nparams {
 		return fmt.Errorf("%w: %s: Launch %q: the kernel takes %d argument(s), Launch was given %d", device.ErrInvalidValue, s.v.Type, f.name, f.nparams, len(args))
 	}
-	lb, err := getLaunchBuf()
+	sl := slotHere()
+	lb, err := getLaunchBuf(sl)
 	if err != nil {
 		return err
 	}
 	for i, a := range args {
 		if err := lb.set(i, a, f.psize[i]); err != nil {
-			putLaunchBuf(lb, i)
+			putLaunchBuf(sl, lb, i)
 			return fmt.Errorf("%s: Launch %q: %w", s.v.Type, f.name, err)
 		}
 	}
@@ -235,13 +276,13 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
 	sel, err := s.selector(f.m.dev)
 	if err != nil {
-		putLaunchBuf(lb, len(args))
+		putLaunchBuf(sl, lb, len(args))
 		return err
 	}
 	// One transition to C for both calls, on one thread: no locked
 	// goroutine (see Synchronize).
-	selected, launched := s.api.selectThenLaunch(sel.args[:], &lb.call)
-	putLaunchBuf(lb, len(args))
+	selected, launched := s.api.selectThen(sel.args[:], OpLaunchKernel, lb.call[:])
+	putLaunchBuf(sl, lb, len(args))
 	if err := s.api.check(s.api.selectOp(), selected); err != nil {
 		return s.opErr(s.api.selectOp(), f.m.dev, err)
 	}

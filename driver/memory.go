@@ -98,15 +98,26 @@ func (b *Backend) CopyHtoD(index int, dst device.Ptr, src []byte) error {
 	if err := s.sizeErr(OpMemcpyHtoD, uint64(len(src))); err != nil {
 		return err
 	}
-	s, d, err := b.enter(index)
+	if len(src) == 0 { // nothing to copy: the device is made current, as for any copy
+		_, _, err := b.enter(index)
+		if err == nil {
+			leave()
+		}
+		return err
+	}
+	d, sel, err := b.selected(index)
 	if err != nil {
 		return err
 	}
-	if len(src) > 0 {
-		err = s.api.memcpyHtoD(uint64(dst), src)
-	}
-	leave()
+	// One transition to C for the selection and the copy (see Synchronize).
+	selected, r, err := s.api.selectThenMemcpyHtoD(sel.args[:], uint64(dst), src)
 	if err != nil {
+		return err
+	}
+	if err := s.api.check(s.api.selectOp(), selected); err != nil {
+		return s.opErr(s.api.selectOp(), d, err)
+	}
+	if err := s.api.check(OpMemcpyHtoD, r); err != nil {
 		return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", s.api.sym(OpMemcpyHtoD), d.ordinal, uint64(dst), len(src), err)
 	}
 	return nil
@@ -123,15 +134,25 @@ func (b *Backend) CopyDtoH(index int, dst []byte, src device.Ptr) error {
 	if err := s.sizeErr(OpMemcpyDtoH, uint64(len(dst))); err != nil {
 		return err
 	}
-	s, d, err := b.enter(index)
+	if len(dst) == 0 { // nothing to copy: the device is made current, as for any copy
+		_, _, err := b.enter(index)
+		if err == nil {
+			leave()
+		}
+		return err
+	}
+	d, sel, err := b.selected(index)
 	if err != nil {
 		return err
 	}
-	if len(dst) > 0 {
-		err = s.api.memcpyDtoH(dst, uint64(src))
-	}
-	leave()
+	selected, r, err := s.api.selectThenMemcpyDtoH(sel.args[:], dst, uint64(src))
 	if err != nil {
+		return err
+	}
+	if err := s.api.check(s.api.selectOp(), selected); err != nil {
+		return s.opErr(s.api.selectOp(), d, err)
+	}
+	if err := s.api.check(OpMemcpyDtoH, r); err != nil {
 		return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", s.api.sym(OpMemcpyDtoH), d.ordinal, uint64(src), len(dst), err)
 	}
 	return nil

@@ -31,6 +31,10 @@ type api struct {
 	// notReady is the vendor's "not ready" result code (600 in CUDA, HIP
 	// and MUSA): the one Results maps to device.ErrNotReady; -1 if none.
 	notReady int
+	// sel is selectOp's answer; fused[op]: neither it nor op has an
+	// adapter, so selectThen makes both calls in one transition.
+	sel   Op
+	fused [numOps]bool
 }
 
 // resolve looks every operation of v up in lib; a missing required one is
@@ -60,6 +64,13 @@ func resolve(v *Vendor, lib *clib.Handle) (*api, error) {
 				a.notReady = c
 			}
 		}
+	}
+	a.sel = OpCtxSetCurrent
+	if v.Context == CurrentDevice {
+		a.sel = OpSetDevice
+	}
+	for op := range a.fused {
+		a.fused[op] = a.adapt[a.sel] == nil && a.adapt[op] == nil
 	}
 	return a, nil
 }

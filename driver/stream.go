@@ -176,12 +176,15 @@ func (st *Stream) CopyHtoD(dst device.Ptr, src []byte) error {
 	if err := st.pinnedArg("CopyHtoD", OpMemcpyHtoDAsync, src); err != nil {
 		return err
 	}
-	return st.do("CopyHtoD", func(a *api) error {
-		if err := a.memcpyHtoDAsync(uint64(dst), src, st.h[0]); err != nil {
-			return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", a.sym(OpMemcpyHtoDAsync), st.dev.ordinal, uint64(dst), len(src), err)
-		}
-		return nil
-	})
+	if st.gone.Load() {
+		return st.released("CopyHtoD")
+	}
+	// src is C memory (pinnedArg): every argument is a value.
+	opErr, err := st.s.callOn(st.dev, OpMemcpyHtoDAsync, nil, []uintptr{uintptr(dst), hostAddr(src), uintptr(len(src)), st.h[0]})
+	if opErr != nil {
+		return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", st.s.api.sym(OpMemcpyHtoDAsync), st.dev.ordinal, uint64(dst), len(src), opErr)
+	}
+	return err
 }
 
 // CopyDtoH queues a copy of len(dst) bytes at src into dst, which must lie
@@ -193,12 +196,15 @@ func (st *Stream) CopyDtoH(dst []byte, src device.Ptr) error {
 	if err := st.pinnedArg("CopyDtoH", OpMemcpyDtoHAsync, dst); err != nil {
 		return err
 	}
-	return st.do("CopyDtoH", func(a *api) error {
-		if err := a.memcpyDtoHAsync(dst, uint64(src), st.h[0]); err != nil {
-			return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", a.sym(OpMemcpyDtoHAsync), st.dev.ordinal, uint64(src), len(dst), err)
-		}
-		return nil
-	})
+	if st.gone.Load() {
+		return st.released("CopyDtoH")
+	}
+	// dst is C memory (pinnedArg): every argument is a value.
+	opErr, err := st.s.callOn(st.dev, OpMemcpyDtoHAsync, nil, []uintptr{hostAddr(dst), uintptr(src), uintptr(len(dst)), st.h[0]})
+	if opErr != nil {
+		return fmt.Errorf("%s(device %d, %#x, %d bytes): %w", st.s.api.sym(OpMemcpyDtoHAsync), st.dev.ordinal, uint64(src), len(dst), opErr)
+	}
+	return err
 }
 
 func (st *Stream) pinnedArg(op string, need Op, buf []byte) error {
@@ -232,6 +238,9 @@ func (st *Stream) Record(e device.Event) error {
 	if err != nil {
 		return err
 	}
+	if st.gone.Load() {
+		return st.released("Record")
+	}
 	return st.run(OpEventRecord, []uintptr{ev.h[0], st.h[0]})
 }
 
@@ -244,12 +253,10 @@ func (st *Stream) Wait(e device.Event) error {
 	if !st.s.api.has(OpStreamWaitEvent) {
 		return st.s.lacks("stream waits", OpStreamWaitEvent)
 	}
-	return st.do("Wait", func(a *api) error {
-		if err := a.streamWaitEvent(st.h[0], ev.h[0]); err != nil {
-			return st.s.opErr(OpStreamWaitEvent, st.dev, err)
-		}
-		return nil
-	})
+	if st.gone.Load() {
+		return st.released("Wait")
+	}
+	return st.run(OpStreamWaitEvent, []uintptr{st.h[0], ev.h[0], 0})
 }
 
 // Synchronize waits for the work queued on the stream (cuStreamSynchronize).
@@ -257,7 +264,7 @@ func (st *Stream) Synchronize() error {
 	if st.gone.Load() {
 		return st.released("Synchronize")
 	}
-	return st.run(OpStreamSynchronize, st.h[:])
+	return st.s.runList(st.dev, OpStreamSynchronize, st.h[:])
 }
 
 // Destroy releases the stream (cuStreamDestroy_v2); queued work still
@@ -313,7 +320,7 @@ func (e *Event) Synchronize() error {
 	if e.gone.Load() {
 		return e.released("Synchronize")
 	}
-	return e.s.runOn(e.dev, OpEventSynchronize, e.h[:])
+	return e.s.runList(e.dev, OpEventSynchronize, e.h[:])
 }
 
 // Since is the device time from start's record to this event's

@@ -24,21 +24,49 @@ var (
 // polling loop allocates nothing.
 var errPending = fmt.Errorf("%w: work is pending", device.ErrNotReady)
 
+// callOn runs op with device d current, in one transition to C: with list
+// as its arguments where list is not nil (a handle's own list, prebuilt on
+// the heap), else with args (values or addresses of C memory), which it
+// copies outside the Go heap first so that a caller's list on its stack
+// stays there (api.selectThenBuf): no call allocates. A failed selection
+// is err, already saying which device; op's own failure is opErr, the
+// checked *clib.Error, for the caller to say what it was doing.
+func (s *state) callOn(d *devState, op Op, list, args []uintptr) (opErr, err error) {
+	sel := d.sel.Load()
+	if sel == nil {
+		if sel, err = s.selector(d); err != nil {
+			return nil, err
+		}
+	}
+	var selected, r int
+	if list != nil {
+		selected, r = s.api.selectThen(sel.args[:], op, list)
+	} else if selected, r, err = s.api.selectThenBuf(sel.args[:], op, args); err != nil {
+		return nil, err
+	}
+	if selected != 0 {
+		return nil, s.opErr(s.api.sel, d, s.api.check(s.api.sel, selected))
+	}
+	return s.api.check(op, r), nil
+}
+
 // runOn runs op with args (values) with device d current, in one
 // transition to C, and says which call failed.
 func (s *state) runOn(d *devState, op Op, args []uintptr) error {
-	sel, err := s.selector(d)
-	if err != nil {
-		return err
+	opErr, err := s.callOn(d, op, nil, args)
+	if opErr != nil {
+		return s.opErr(op, d, opErr)
 	}
-	selected, r := s.api.selectThen(sel.args[:], op, args)
-	if selected != 0 {
-		return s.opErr(s.api.selectOp(), d, s.api.check(s.api.selectOp(), selected))
+	return err
+}
+
+// runList is runOn with a handle's own prebuilt list (no copy).
+func (s *state) runList(d *devState, op Op, list []uintptr) error {
+	opErr, err := s.callOn(d, op, list, nil)
+	if opErr != nil {
+		return s.opErr(op, d, opErr)
 	}
-	if r != 0 {
-		return s.opErr(op, d, s.api.check(op, r))
-	}
-	return nil
+	return err
 }
 
 // run is runOn for the stream's device.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -79,8 +78,10 @@ func (r *Registry) Register(name string, f Func) error {
 		return fmt.Errorf("%w: probe %q has an original already; redirect it instead of registering it twice", ErrDuplicate, name)
 	}
 	next := cur.with(name, &entry{original: f})
-	next.names = append(slices.Clone(cur.names), name)
-	sort.Strings(next.names)
+	// name inserted in order, not sorted again (Init registers a probe per
+	// vendor: a sort each time made that quadratic).
+	i, _ := slices.BinarySearch(cur.names, name)
+	next.names = slices.Insert(slices.Clone(cur.names), i, name)
 	r.snap.Store(next)
 	return nil
 }

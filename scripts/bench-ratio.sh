@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # The hot paths of the Go backend against the C floor (scripts/cfloor.c: the
-# same driver calls made from C), interleaved on one GPU machine, with the
-# ratios the compute issue sets as goals (Launch <= 1.15x, Synchronize <=
-# 1.3x, SetCurrent <= 3x, all with 0 allocations) and the graphs goal: one
-# replay of a graph of 100 nop launches, synchronized, <= 0.5x what C pays
-# for 100 cuLaunchKernel calls and a synchronize (BenchmarkGPUGraphReplay100,
-# in paired).
+# same driver calls made from C) and the Go floor (internal/gofloor: the same
+# driver calls made from Go through one cgo call each), interleaved on one
+# GPU machine, with the issues' goals: each path <= 1.03x the Go floor and
+# no worse against C than the last recorded run, 0 allocations; launches
+# from 1, 4, 16 and 64 goroutines >= 0.95x as many launches per second as as
+# many C threads (BenchmarkGPUThreads); and the graphs goal: one replay of a
+# graph of 100 nop launches, synchronized, <= 0.5x what C pays for 100
+# cuLaunchKernel calls and a synchronize (BenchmarkGPUGraphReplay100).
 #
 #   scripts/bench-ratio.sh build       # here: .gpu/cfloor, .gpu/libcfloor.so, .gpu/drivers_cuda.test, .gpu/clib.test,
-#                                      # and for probe-bench.py and proc-split.py .gpu/flagshim, .gpu/cfloor-probe, .gpu/procsplit
+#                                      # .gpu/perf/drivers_cuda_cgo.test (with cgo: the Go floor), and for probe-bench.py
+#                                      # and proc-split.py .gpu/flagshim, .gpu/cfloor-probe, .gpu/procsplit
 #   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
-#   scripts/bench-ratio.sh paired [N]  # there: the paired benchmark, N counts (default 5)
+#   scripts/bench-ratio.sh paired [N]  # there: the paired benchmarks, N counts (default 5)
+#   scripts/bench-ratio.sh threads [N] # there: the threads benchmark, N counts (default 3)
 #
 # paired is the measurement of record: drivers/cuda's BenchmarkGPUPaired
 # calls the C floor's loops (libcfloor.so) from the Go process in slices
-# that alternate with the Go backend's, so the driver's own drift between
-# seconds cancels; run's separate processes show that drift (the C floor
-# alone varies by up to 2x between rounds) and stay for the raw transition
-# rows.
+# that rotate with the Go backend's and the Go floor's, so the driver's own
+# drift between seconds cancels; run's separate processes show that drift
+# (the C floor alone varies by up to 2x between rounds) and stay for the raw
+# transition rows. paired and threads run the test binary built with cgo
+# (.gpu/perf/drivers_cuda_cgo.test; without it, .gpu/drivers_cuda.test,
+# which has no Go floor).
 #
 # Each round runs the C program once and the Go benchmarks once (count 1),
 # so both see the machine in the same state; the medians of the rounds are
@@ -27,14 +33,19 @@ cd "$(dirname "$0")/.."
 case ${1:-} in
 build)
 	mkdir -p .gpu
-	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl
-	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl
+	mkdir -p .gpu/perf
+	${CC:-cc} -O2 -Wall -o .gpu/cfloor scripts/cfloor.c -ldl -lpthread
+	${CC:-cc} -O2 -Wall -shared -fPIC -DCFLOOR_LIB -o .gpu/libcfloor.so scripts/cfloor.c -ldl -lpthread
 	CGO_ENABLED=0 go test -c -tags gpu -ldflags="-s -w" -o .gpu/drivers_cuda.test ./drivers/cuda
+	# With cgo: the Go floor (internal/gofloor). It links libc only (the
+	# floor calls the driver through addresses flagshim resolved), and sits
+	# apart from .gpu/*.test, which gpu-run.sh runs.
+	CGO_ENABLED=1 go test -c -tags gpu -ldflags="-s -w" -o .gpu/perf/drivers_cuda_cgo.test ./drivers/cuda
 	CGO_ENABLED=0 go test -c -tags gpu -ldflags="-s -w" -o .gpu/clib.test ./clib
 	${CC:-cc} -O2 -Wall -o .gpu/cfloor-probe scripts/cfloor-probe.c -ldl -lpthread
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .gpu/flagshim ./cmd/flagshim
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .gpu/procsplit ./scripts/procsplit
-	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/clib.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit
+	ls -l .gpu/cfloor .gpu/libcfloor.so .gpu/drivers_cuda.test .gpu/perf/drivers_cuda_cgo.test .gpu/clib.test .gpu/cfloor-probe .gpu/flagshim .gpu/procsplit
 	;;
 paired)
 	counts=${2:-5}
@@ -42,33 +53,87 @@ paired)
 	logs=${OUT:-.gpu/logs}
 	mkdir -p "$logs"
 	log=$logs/bench-paired.log
-	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$root/.gpu/libcfloor.so ../../.gpu/drivers_cuda.test -test.run '^$' \
-		-test.bench 'GPUPaired|GPUGraphReplay100' -test.benchmem -test.benchtime 2s -test.count "$counts") | tee "$log" | grep '^Benchmark'
-	echo "== medians of $counts counts: Go ns/op, C ns/op, the median of the slices' Go/C ratios"
+	bin=$root/.gpu/perf/drivers_cuda_cgo.test
+	[ -x "$bin" ] || bin=$root/.gpu/drivers_cuda.test
+	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$root/.gpu/libcfloor.so "$bin" -test.run '^$' \
+		-test.bench 'GPUPaired|GPUGraphReplay100' -test.benchmem -test.benchtime 1s -test.count "$counts") | tee "$log" | grep '^Benchmark'
+	echo "== medians of $counts counts: Go, C floor, Go floor (ns/op); the medians of the slices' ratios"
 	awk '
 		/^BenchmarkGPU(Paired|GraphReplay100)\// {
 			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkGPUPaired\//, "", name); sub(/^BenchmarkGPU/, "", name)
+			k = ++n[name]
 			for (i = 1; i <= NF; i++) {
-				if ($(i+1) == "ns/op") g[name, ++n[name]] = $i
-				if ($(i+1) == "c-ns/op") c[name, n[name]] = $i
-				if ($(i+1) == "go/c") r[name, n[name]] = $i
+				if ($(i+1) == "ns/op") g[name, k] = $i
+				if ($(i+1) == "c-ns/op") c[name, k] = $i
+				if ($(i+1) == "go/c") r[name, k] = $i
+				if ($(i+1) == "gofloor-ns/op") f[name, k] = $i
+				if ($(i+1) == "go/gofloor") rf[name, k] = $i
+				if ($(i+1) == "go-allocs/op") al[name] = $i
 			}
-			if (!(name in seen)) { seen[name] = 1; order[++k] = name }
+			if (!(name in seen)) { seen[name] = 1; order[++m] = name }
 		}
-		function median(arr, name,   m, i, j, t, a) {
-			m = n[name]; for (i = 1; i <= m; i++) a[i] = arr[name, i]
-			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+		function median(arr, name,   cnt, i, j, t, a) {
+			cnt = 0; for (i = 1; i <= n[name]; i++) if ((name, i) in arr) a[++cnt] = arr[name, i]
+			if (!cnt) return ""
+			for (i = 1; i <= cnt; i++) for (j = i + 1; j <= cnt; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return cnt % 2 ? a[(cnt + 1) / 2] : (a[cnt / 2] + a[cnt / 2 + 1]) / 2
+		}
+		function met(x, limit) { return x == "" || limit == "-" ? "-" : (x <= limit ? "met" : "NOT MET") }
+		END {
+			# go/c: the last recorded run (docs/benchmarks.md: the H200,
+			# 2026-12-06): no worse than it. go/gofloor: <= 1.03.
+			today["SetCurrent"] = 1; today["Synchronize"] = 1.27; today["Launch3Args"] = 1.09; today["Launch8Args"] = 1.09
+			# one iteration: 100 nop launches and a stream synchronize; Go replays a graph of them
+			today["GraphReplay100/VsCLaunches"] = 0.5 # the graphs goal: Go graph replay / C 100 x cuLaunchKernel
+			for (i = 1; i <= m; i++) {
+				x = order[i]
+				gc = median(r, x); gf = median(rf, x)
+				lim = (x in today) ? today[x] : "-"
+				printf "%-38s Go %9.1f  C %9.1f  Go/C %5.2f", x, median(g, x), median(c, x), gc
+				if (lim != "-") printf " (goal <= %s: %s)", lim, met(gc, lim)
+				if (gf != "") printf "  Go floor %9.1f  Go/Go floor %5.3f (goal <= 1.03: %s)", median(f, x), gf, met(gf, 1.03)
+				if (x in al) printf "  allocs/op %s (goal 0: %s)", al[x], al[x] == 0 ? "met" : "NOT MET"
+				printf "\n"
+			}
+		}' "$log" | tee -a "$log"
+	;;
+threads)
+	counts=${2:-3}
+	root=$PWD
+	logs=${OUT:-.gpu/logs}
+	mkdir -p "$logs"
+	log=$logs/bench-threads.log
+	bin=$root/.gpu/perf/drivers_cuda_cgo.test
+	[ -x "$bin" ] || bin=$root/.gpu/drivers_cuda.test
+	(cd drivers/cuda && FLAGSHIM_CFLOOR_LIB=$root/.gpu/libcfloor.so "$bin" -test.run '^$' \
+		-test.bench 'GPUThreads' -test.benchtime 1s -test.count "$counts") | tee "$log" | grep '^Benchmark'
+	echo "== medians of $counts counts: aggregate launches per second, goroutines against C threads"
+	awk '
+		/^BenchmarkGPUThreads\// {
+			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkGPUThreads\//, "", name)
+			k = ++n[name]
+			for (i = 1; i <= NF; i++) {
+				if ($(i+1) == "launches/s") g[name, k] = $i
+				if ($(i+1) == "c-launches/s") c[name, k] = $i
+				if ($(i+1) == "go/c") r[name, k] = 1 / $i
+				if ($(i+1) == "gofloor-launches/s") f[name, k] = $i
+				if ($(i+1) == "go/gofloor") rf[name, k] = 1 / $i
+			}
+			if (!(name in seen)) { seen[name] = 1; order[++m] = name }
+		}
+		function median(arr, name,   i, j, t, a, cnt) {
+			cnt = 0; for (i = 1; i <= n[name]; i++) if ((name, i) in arr) a[++cnt] = arr[name, i]
+			if (!cnt) return ""
+			for (i = 1; i <= cnt; i++) for (j = i + 1; j <= cnt; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return cnt % 2 ? a[(cnt + 1) / 2] : (a[cnt / 2] + a[cnt / 2 + 1]) / 2
 		}
 		END {
-			goal["SetCurrent"] = 1; goal["Synchronize"] = 1.15; goal["SynchronizeVsSetSync"] = "-"; goal["RawSetThenSync"] = "-"; goal["Launch3Args"] = 1.05; goal["Launch8Args"] = 1.05
-			# one iteration: 100 nop launches and a stream synchronize; Go replays a graph of them
-			goal["GraphReplay100/VsCLaunches"] = 0.5           # Go graph replay / C 100 x cuLaunchKernel
-			goal["GraphReplay100/VsCReplay"] = "-"             # Go graph replay / C cuGraphLaunch of the same graph
-			goal["GraphReplay100/GoLaunchesVsCLaunches"] = "-" # Go 100 x Stream.Launch / C 100 x cuLaunchKernel
-			for (i = 1; i <= k; i++) {
-				x = order[i]
-				printf "%-38s Go %9.1f  C %9.1f  Go/C %5.2f (goal <= %s)\n", x, median(g, x), median(c, x), median(r, x), goal[x]
+			for (i = 1; i <= m; i++) {
+				x = order[i]; q = median(r, x)
+				printf "threads %-14s Go %10.0f/s  C %10.0f/s  Go/C rate %5.3f (goal >= 0.95: %s)", x, median(g, x), median(c, x), q, (q >= 0.95 ? "met" : "NOT MET")
+				# the Go floor: goroutines making the calls through cgo, what Go itself allows
+				if (median(f, x) != "") printf "  Go floor %10.0f/s  Go/Go floor rate %5.3f", median(f, x), median(rf, x)
+				printf "\n"
 			}
 		}' "$log" | tee -a "$log"
 	;;
@@ -120,7 +185,7 @@ run)
 		}' "$log" | tee -a "$log"
 	;;
 *)
-	echo "usage: scripts/bench-ratio.sh build | run [rounds] | paired [counts]" >&2
+	echo "usage: scripts/bench-ratio.sh build | run [rounds] | paired [counts] | threads [counts]" >&2
 	exit 2
 	;;
 esac

@@ -18,6 +18,18 @@
  *   int  cfloor_open(const char *ptx);   0, or the CUresult that failed
  *   int  cfloor_graph_open(void);        the graph loops' setup (after cfloor_open): 0, or the CUresult
  *   long cfloor_slice(int op, long n);   ns that n of op took (enum op below); -1: the driver lacks op's function
+ *   long cfloor_threads(int threads, long per, int shared);
+ *                                        ns that threads C threads took to make per launches each
+ *                                        (cuCtxSetCurrent + cuLaunchKernel of nop3, as the Go backend
+ *                                        makes them), each on a stream of its own (shared 0) or all on
+ *                                        one (shared 1), from a barrier to the last join; drained after;
+ *                                        threads at most CFLOOR_MAX_THREADS; -1: setup failed
+ *
+ * The calls of a Go program's hot paths beyond launches (OP_SET_HTOD4K,
+ * OP_SET_DTOH4K: a 4 KiB cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 of malloc'd
+ * memory; OP_SET_STREAM_SYNC: cuStreamSynchronize of an idle stream;
+ * OP_SET_EVENT_RECORD: cuEventRecord on that stream) each make the context
+ * current first, as the Go backend does in the same transition.
  *
  * The graph loops (drivers/cuda's BenchmarkGPUGraphReplay100) time one
  * iteration as 100 nop3 launches and a synchronize of their stream, a
@@ -27,6 +39,7 @@
  * backend captures) with one cuGraphLaunch.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +60,17 @@ static CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 static CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
 
-typedef void *CUgraph, *CUgraphExec;
+typedef void *CUgraph, *CUgraphExec, *CUevent;
 static CUresult (*cuStreamCreate)(CUstream *, unsigned);
 static CUresult (*cuStreamSynchronize)(CUstream);
 static CUresult (*cuStreamBeginCapture_v2)(CUstream, int);
 static CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
 static CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
 static CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+static CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+static CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+static CUresult (*cuEventCreate)(CUevent *, unsigned);
+static CUresult (*cuEventRecord)(CUevent, CUstream);
 static void *libcuda;
 
 static void *sym(void *lib, const char *name) {
@@ -82,8 +99,9 @@ static char *slurp(const char *path) {
 	return b;
 }
 
+/* The numbers are drivers/cuda's gpu benchmarks' too: append only. */
 enum op { OP_SET_CURRENT, OP_SYNCHRONIZE, OP_SYNC_ONLY, OP_SET_LAUNCH3, OP_SET_LAUNCH8, OP_LAUNCH3, OP_LAUNCH8,
-	OP_LAUNCH100, OP_GRAPH100, OP_SYNC_CONTEXT };
+	OP_LAUNCH100, OP_GRAPH100, OP_SYNC_CONTEXT, OP_SET_HTOD4K, OP_SET_DTOH4K, OP_SET_STREAM_SYNC, OP_SET_EVENT_RECORD };
 
 static int dev;
 static CUcontext ctx;
@@ -147,6 +165,31 @@ static int graph_setup(void) {
 	return 0;
 }
 
+static CUstream xstream;
+static CUevent xevent;
+static CUdeviceptr xdev;
+static char *xhost;
+
+/* extra_setup makes what the copy, stream and event loops use: a 4 KiB
+ * device buffer and its malloc'd host twin, a stream with the default
+ * flags (as the Go backend's NewStream) and an event recorded on it. Once;
+ * 0 or the failing CUresult (-1: a symbol is missing). */
+static int extra_setup(void) {
+	static int done, result;
+	if (done) return result;
+	done = 1;
+	if (!(cuMemcpyHtoD = sym(libcuda, "cuMemcpyHtoD_v2")) || !(cuMemcpyDtoH = sym(libcuda, "cuMemcpyDtoH_v2")) ||
+	    !(cuStreamCreate = sym(libcuda, "cuStreamCreate")) || !(cuStreamSynchronize = sym(libcuda, "cuStreamSynchronize")) ||
+	    !(cuEventCreate = sym(libcuda, "cuEventCreate")) || !(cuEventRecord = sym(libcuda, "cuEventRecord")))
+		return result = -1;
+	if (!(xhost = calloc(1, 4096))) return result = -1;
+	CUresult r;
+	if ((r = cuCtxSetCurrent(ctx)) || (r = cuMemAlloc(&xdev, 4096)) || (r = cuStreamCreate(&xstream, 0)) ||
+	    (r = cuEventCreate(&xevent, 0)))
+		return result = r;
+	return result = 0;
+}
+
 /* slice times n of op; launches are drained after the clock stops. */
 static double slice(enum op op, long n) {
 	double t = now();
@@ -190,6 +233,26 @@ static double slice(enum op op, long n) {
 			CHECK(cuStreamSynchronize(gstream));
 		}
 		break;
+	case OP_SET_HTOD4K:
+		if (extra_setup()) return -1;
+		t = now();
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuMemcpyHtoD(xdev, xhost, 4096)); }
+		break;
+	case OP_SET_DTOH4K:
+		if (extra_setup()) return -1;
+		t = now();
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuMemcpyDtoH(xhost, xdev, 4096)); }
+		break;
+	case OP_SET_STREAM_SYNC:
+		if (extra_setup()) return -1;
+		t = now();
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuStreamSynchronize(xstream)); }
+		break;
+	case OP_SET_EVENT_RECORD:
+		if (extra_setup()) return -1;
+		t = now();
+		for (long i = 0; i < n; i++) { CHECK(cuCtxSetCurrent(ctx)); CHECK(cuEventRecord(xevent, xstream)); }
+		break;
 	case OP_GRAPH100:
 		CHECK(cuCtxSetCurrent(ctx));
 		t = now();
@@ -201,13 +264,56 @@ static double slice(enum op op, long n) {
 	}
 	double dt = now() - t;
 	if (op >= OP_SET_LAUNCH3 && op <= OP_LAUNCH8) CHECK(cuCtxSynchronize());
+	if (op == OP_SET_EVENT_RECORD) CHECK(cuStreamSynchronize(xstream));
 	return dt;
 }
 
 #ifdef CFLOOR_LIB
+/* Threads launching at once (cfloor_threads): each makes the context
+ * current and launches nop3, per times, on its own stream or the shared
+ * one, as the Go benchmark's goroutines do through the backend. */
+#define CFLOOR_MAX_THREADS 64
+static CUstream tstreams[CFLOOR_MAX_THREADS];
+static pthread_barrier_t tbarrier;
+struct tjob { CUstream stream; long per; CUresult r; };
+
+static void *tmain(void *arg) {
+	struct tjob *j = arg;
+	pthread_barrier_wait(&tbarrier);
+	for (long i = 0; i < j->per && !j->r; i++)
+		if (!(j->r = cuCtxSetCurrent(ctx)))
+			j->r = cuLaunchKernel(nop3, 1, 1, 1, 1, 1, 1, 0, j->stream, args3, NULL);
+	return NULL;
+}
+
+static double threads(int n, long per, int shared) {
+	if (n < 1 || n > CFLOOR_MAX_THREADS || extra_setup()) return -1;
+	for (int i = 0; i < n; i++)
+		if (!tstreams[i] && cuStreamCreate(&tstreams[i], 0)) return -1;
+	pthread_t th[CFLOOR_MAX_THREADS];
+	struct tjob jobs[CFLOOR_MAX_THREADS];
+	pthread_barrier_init(&tbarrier, NULL, (unsigned)n + 1);
+	for (int i = 0; i < n; i++) {
+		jobs[i] = (struct tjob){shared ? tstreams[0] : tstreams[i], per, 0};
+		if (pthread_create(&th[i], NULL, tmain, &jobs[i])) { fprintf(stderr, "cfloor: pthread_create failed\n"); exit(1); }
+	}
+	pthread_barrier_wait(&tbarrier);
+	double t = now();
+	for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+	double dt = now() - t;
+	pthread_barrier_destroy(&tbarrier);
+	for (int i = 0; i < n; i++) {
+		if (jobs[i].r) { fprintf(stderr, "cfloor: thread %d: cuLaunchKernel returned %d\n", i, jobs[i].r); exit(1); }
+		CHECK(cuCtxSetCurrent(ctx));
+		CHECK(cuStreamSynchronize(jobs[i].stream));
+	}
+	return dt;
+}
+
 int cfloor_open(const char *ptx) { return setup(ptx); }
 int cfloor_graph_open(void) { return graph_setup(); }
 long cfloor_slice(int op, long n) { return (long)slice((enum op)op, n); }
+long cfloor_threads(int n, long per, int shared) { return (long)threads(n, per, shared); }
 #else
 int main(int argc, char **argv) {
 	if (argc < 2) { fprintf(stderr, "usage: cfloor PTX [iterations] [repeats]\n"); return 2; }
@@ -224,6 +330,8 @@ int main(int argc, char **argv) {
 		{OP_LAUNCH3, "Launch3Args", 10}, {OP_SET_LAUNCH3, "SetLaunch3Args", 10},
 		{OP_LAUNCH8, "Launch8Args", 10}, {OP_SET_LAUNCH8, "SetLaunch8Args", 10},
 		{OP_LAUNCH100, "Launch100Sync", 1000}, {OP_GRAPH100, "Graph100Sync", 1000},
+		{OP_SET_HTOD4K, "SetHtoD4K", 10}, {OP_SET_DTOH4K, "SetDtoH4K", 10},
+		{OP_SET_STREAM_SYNC, "SetStreamSync", 1}, {OP_SET_EVENT_RECORD, "SetEventRecord", 1},
 	};
 	for (int r = 0; r < repeats; r++) {
 		for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++) {
@@ -231,6 +339,7 @@ int main(int argc, char **argv) {
 			if (loops[l].op == OP_SYNC_CONTEXT && !cuCtxSynchronize_v2) continue;
 			long n = iters / loops[l].div;
 			if (n < 1) n = 1;
+			if (loops[l].op >= OP_SET_HTOD4K && extra_setup()) continue;
 			printf("BenchmarkC_%s\t%ld\t%.2f ns/op\n", loops[l].name, n, slice(loops[l].op, n) / n);
 		}
 		fflush(stdout);

@@ -33,6 +33,11 @@ var registry struct {
 	mu     sync.Mutex
 	list   []*driver.Vendor
 	closed bool
+	// vars indexes the registered vendors' variables by name (the first
+	// to declare each), so that a registration checks its own variables
+	// only: going through every registered vendor's made registering V
+	// vendors quadratic.
+	vars map[string]varOwner
 }
 
 // Register adds v to the vendors flagshim serves. v is read-only from now
@@ -60,8 +65,17 @@ func Register(v *driver.Vendor) error {
 			return fmt.Errorf("%w: %q", ErrDuplicate, v.Type)
 		}
 	}
-	if err := othersVariables(v, registry.list); err != nil {
+	vars := v.Variables()
+	if err := othersVariables(v, vars, registry.vars); err != nil {
 		return err
+	}
+	if registry.vars == nil {
+		registry.vars = map[string]varOwner{}
+	}
+	for _, x := range vars {
+		if _, ok := registry.vars[x.Name]; !ok {
+			registry.vars[x.Name] = varOwner{len(registry.list), v.Type, x.Kind}
+		}
 	}
 	registry.list = append(registry.list, v)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 )
 
@@ -83,23 +84,34 @@ func ownVariables(v *driver.Vendor) error {
 	return nil
 }
 
-// othersVariables refuses a vendor variable another registered vendor
-// declares, except a visible-devices variable both declare as such
-// (CUDA_VISIBLE_DEVICES, which HIP's and MACA's runtimes read too).
-func othersVariables(v *driver.Vendor, others []*driver.Vendor) error {
-	for _, o := range others {
-		theirs := map[string]driver.VarKind{}
-		for _, x := range o.Variables() {
-			theirs[x.Name] = x.Kind
+// varOwner is the registered vendor that declared a variable first: its
+// place in the registration order, its type, and the variable's kind.
+type varOwner struct {
+	at   int
+	typ  device.Type
+	kind driver.VarKind
+}
+
+// othersVariables refuses a vendor variable (vars: v.Variables()) another
+// registered vendor declares (owners), except a visible-devices variable
+// both declare as such (CUDA_VISIBLE_DEVICES, which HIP's and MACA's
+// runtimes read too). Where several conflict, it names the earliest
+// registered vendor's, and of its the first of v's variables.
+func othersVariables(v *driver.Vendor, vars []driver.Var, owners map[string]varOwner) error {
+	var first *driver.Var
+	var by varOwner
+	for i, x := range vars {
+		o, ok := owners[x.Name]
+		if !ok || (o.kind == driver.VarVisible && x.Kind == driver.VarVisible) {
+			continue
 		}
-		for _, x := range v.Variables() {
-			k, ok := theirs[x.Name]
-			if !ok || (k == driver.VarVisible && x.Kind == driver.VarVisible) {
-				continue
-			}
-			return fmt.Errorf("%w: vendor %q: its %s %s is the %s vendor's %s; give the vendor a variable of its own",
-				ErrOwnedVariable, v.Type, kindOf(x.Kind), x.Name, o.Type, kindOf(k))
+		if first == nil || o.at < by.at {
+			first, by = &vars[i], o
 		}
+	}
+	if first != nil {
+		return fmt.Errorf("%w: vendor %q: its %s %s is the %s vendor's %s; give the vendor a variable of its own",
+			ErrOwnedVariable, v.Type, kindOf(first.Kind), first.Name, by.typ, kindOf(by.kind))
 	}
 	return nil
 }

@@ -168,13 +168,7 @@ func (s *Suite) registerSelect(b *testing.B, lib uintptr) func() int32 {
 // binding's own cost: marshalling, thread lock, context, call.
 func (s *Suite) BenchLaunch(b *testing.B, fn string, args func(p device.Ptr) []any) {
 	be, _ := s.benchBackend(b)
-	bench.modOnce.Do(func() {
-		bench.mod, bench.modErr = be.LoadModule(0, []byte(AddImage), "bench")
-	})
-	if bench.modErr != nil {
-		b.Fatal(bench.modErr)
-	}
-	f, err := bench.mod.Function(fn)
+	f, err := benchModule(b, be).Function(fn)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -188,6 +182,133 @@ func (s *Suite) BenchLaunch(b *testing.B, fn string, args func(p device.Ptr) []a
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := be.Launch(0, f, one, one, 0, a...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchModule is the fake's add image loaded once for the benchmarks.
+func benchModule(b *testing.B, be *driver.Backend) device.LoadedModule {
+	b.Helper()
+	bench.modOnce.Do(func() {
+		bench.mod, bench.modErr = be.LoadModule(0, []byte(AddImage), "bench")
+	})
+	if bench.modErr != nil {
+		b.Fatal(bench.modErr)
+	}
+	return bench.mod
+}
+
+// BenchLaunchParallel measures Launch from b.RunParallel's goroutines
+// (GOMAXPROCS of them: -cpu 1,2,...): on the default stream (Backend.Launch,
+// stream ""), each on a stream of its own ("own") or all on one ("one").
+// It shows what launches from several goroutines cost each other in the
+// binding (the launch buffers, the backend's state). The fake takes one
+// lock per launch and runs a stream's work on a thread of its own, so the
+// binding's contention is what grows beyond the fake's; driver's
+// BenchmarkLaunchBufParallel measures the buffers alone.
+func (s *Suite) BenchLaunchParallel(b *testing.B, stream string) {
+	be, _ := s.benchBackend(b)
+	f, err := benchModule(b, be).Function("nop3")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := be.Alloc(0, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Free(0, p)
+	var shared device.Stream
+	if stream == "one" {
+		if shared, err = be.NewStream(0); err != nil {
+			b.Fatal(err)
+		}
+		defer shared.Destroy()
+	}
+	dims := [3]uint32{1, 1, 1}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		st := shared
+		if stream == "own" {
+			var err error
+			if st, err = be.NewStream(0); err != nil {
+				b.Error(err)
+				return
+			}
+			defer st.Destroy()
+		}
+		a := []any{p, p + 8, uint32(1000)}
+		for pb.Next() {
+			var err error
+			if st == nil {
+				err = be.Launch(0, f, dims, dims, 0, a...)
+			} else {
+				err = st.Launch(f, dims, dims, 0, a...)
+			}
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchCopy measures a synchronous copy of size bytes of Go memory to the
+// device (toDevice) or back.
+func (s *Suite) BenchCopy(b *testing.B, size int, toDevice bool) {
+	be, _ := s.benchBackend(b)
+	p, err := be.Alloc(0, uint64(size))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Free(0, p)
+	buf := make([]byte, size)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		if toDevice {
+			err = be.CopyHtoD(0, p, buf)
+		} else {
+			err = be.CopyDtoH(0, buf, p)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchStreamSynchronize measures Synchronize of an idle stream.
+func (s *Suite) BenchStreamSynchronize(b *testing.B) {
+	be, _ := s.benchBackend(b)
+	st, err := be.NewStream(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Destroy()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchEventRecord measures recording an event on a stream.
+func (s *Suite) BenchEventRecord(b *testing.B) {
+	be, _ := s.benchBackend(b)
+	st, err := be.NewStream(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Destroy()
+	ev, err := be.NewEvent(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ev.Destroy()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.Record(ev); err != nil {
 			b.Fatal(err)
 		}
 	}

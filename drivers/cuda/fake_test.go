@@ -30,3 +30,11 @@ func BenchmarkLaunch8Args(b *testing.B) {
 		return []any{p, p + 8, uint32(1000), uint32(7), uint64(1 << 40), uint64(3), float32(0.5), float64(2.5)}
 	})
 }
+
+func BenchmarkLaunchParallel(b *testing.B)           { suite.BenchLaunchParallel(b, "") }
+func BenchmarkLaunchParallelOwnStreams(b *testing.B) { suite.BenchLaunchParallel(b, "own") }
+func BenchmarkLaunchParallelOneStream(b *testing.B)  { suite.BenchLaunchParallel(b, "one") }
+func BenchmarkCopyHtoD4K(b *testing.B)               { suite.BenchCopy(b, 4096, true) }
+func BenchmarkCopyDtoH4K(b *testing.B)               { suite.BenchCopy(b, 4096, false) }
+func BenchmarkStreamSynchronize(b *testing.B)        { suite.BenchStreamSynchronize(b) }
+func BenchmarkEventRecord(b *testing.B)              { suite.BenchEventRecord(b) }

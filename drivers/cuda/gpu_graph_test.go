@@ -4,11 +4,9 @@ package cuda
 
 import (
 	"encoding/binary"
-	"os"
 	"runtime"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
@@ -18,7 +16,6 @@ import (
 	"github.com/flagos-ai/flagshim/device"
 	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/driver/drivertest"
-	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
 // TestGPUGraphReplay: 100 launches of gpu.ptx's inc over 2^20 counters
@@ -174,28 +171,9 @@ func TestGPUGraphRules(t *testing.T) {
 // of the slices' ratios). scripts/bench-ratio.sh paired runs it with
 // FLAGSHIM_CFLOOR_LIB set.
 func BenchmarkGPUGraphReplay100(b *testing.B) {
-	const cfloorEnv = "FLAGSHIM_CFLOOR_LIB"
-	if os.Getenv(cfloorEnv) == "" {
-		b.Skip(cfloorEnv + " is unset: build libcfloor.so with scripts/bench-ratio.sh build and run scripts/bench-ratio.sh paired")
-	}
 	be := gpuBackend(b)
-	lib, err := dl.Open(dl.Spec{Name: "libcfloor", EnvVar: cfloorEnv})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sym := func(name string) uintptr {
-		p, err := lib.Sym(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
-	}
-	open, graphOpen, slice := sym("cfloor_open"), sym("cfloor_graph_open"), sym("cfloor_slice")
-	ptx := append([]byte("testdata/gpu.ptx"), 0)
-	if rc, _, _ := purego.SyscallN(open, uintptr(unsafe.Pointer(&ptx[0]))); int32(rc) != 0 {
-		b.Fatalf("cfloor_open(testdata/gpu.ptx) = %d", int32(rc))
-	}
-	if rc, _, _ := purego.SyscallN(graphOpen); int32(rc) != 0 {
+	slice := cfloor(b)
+	if rc, _, _ := purego.SyscallN(cf.graphOpen); int32(rc) != 0 {
 		b.Fatalf("cfloor_graph_open() = %d", int32(rc))
 	}
 
@@ -223,8 +201,6 @@ func BenchmarkGPUGraphReplay100(b *testing.B) {
 		}
 		return st.Synchronize()
 	}
-	// op numbers are scripts/cfloor.c's enum op.
-	const opLaunch100, opGraph100 = 7, 8
 	for _, c := range []struct {
 		name string
 		op   int
@@ -280,26 +256,8 @@ func captureNops(b *testing.B, be *driver.Backend, st device.Stream, fn device.F
 // C slice per iteration (c-ns/op) and the median of the slices' ratios
 // (go/c).
 func pairedSlices(b *testing.B, n int, call func() error, cSlice func(n int) float64) {
-	goSlice := func() float64 {
-		t := time.Now()
-		for range n {
-			if err := call(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		return float64(time.Since(t).Nanoseconds()) / float64(n)
-	}
-	var goNs, cNs, ratio []float64
-	for i := 0; b.Loop(); i++ {
-		var g, cc float64
-		if i%2 == 0 {
-			cc, g = cSlice(n)/float64(n), goSlice()
-		} else {
-			g, cc = goSlice(), cSlice(n)/float64(n)
-		}
-		goNs, cNs, ratio = append(goNs, g), append(cNs, cc), append(ratio, g/cc)
-	}
-	b.ReportMetric(median(goNs), "ns/op")
-	b.ReportMetric(median(cNs), "c-ns/op")
-	b.ReportMetric(median(ratio), "go/c")
+	_ = rotate(b, []func() float64{
+		func() float64 { return timeSlice(b, n, call, nil) },
+		func() float64 { return cSlice(n) / float64(n) },
+	}, []string{"c-ns/op"}, []string{"go/c"})
 }

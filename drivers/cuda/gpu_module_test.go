@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -156,7 +157,16 @@ func TestGPUModuleParallel(t *testing.T) {
 	}
 }
 
-var benchModule = sync.OnceValues(func() (device.LoadedModule, error) { return gpu().LoadModule(0, []byte(gpuPTX), "bench.ptx") })
+var benchModule = sync.OnceValues(func() (device.LoadedModule, error) {
+	image := []byte(gpuPTX)
+	if p := gpuImagePath(); p != "testdata/gpu.ptx" { // the benchmarks' plumbing on the fake libcuda
+		var err error
+		if image, err = os.ReadFile(p); err != nil {
+			return nil, err
+		}
+	}
+	return gpu().LoadModule(0, image, "bench.ptx")
+})
 
 // benchKernel is gpu.ptx's function name, loaded once, and a 64-byte
 // buffer for its pointer arguments, freed when b ends.

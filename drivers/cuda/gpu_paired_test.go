@@ -4,8 +4,10 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -14,156 +16,310 @@ import (
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
+	"github.com/flagos-ai/flagshim/driver"
 	"github.com/flagos-ai/flagshim/internal/dl"
 )
 
-// BenchmarkGPUPaired measures each hot path against the C floor inside one
-// process, in short slices that alternate between the two: n calls made by
-// scripts/cfloor.c's loops (built as libcfloor.so, entered once per slice,
-// so the transition into it is spread over n calls), then n calls through
-// the Go backend, then the other order. Separate runs of the C program and
-// the Go benchmarks see the driver's own cost drift by up to 2x between
-// seconds (cuCtxSynchronize on an idle context took 284 ns in one round
-// and 556 ns in the next); paired slices a millisecond apart cancel that
-// drift, so their ratio is the Go backend's overhead alone.
+// BenchmarkGPUPaired measures each hot path against two floors inside one
+// process, in short slices that rotate between them: n calls made by
+// scripts/cfloor.c's loops (the C floor, built as libcfloor.so, entered once
+// per slice, so the transition into it is spread over n calls), n calls
+// through the Go backend, and, where the test binary is built with cgo, n
+// calls of the Go floor (internal/gofloor: the same driver calls, one cgo
+// call each, gpu_gofloor_test.go). Separate runs of the C program and the
+// Go benchmarks see the driver's own cost drift by up to 2x between seconds
+// (cuCtxSynchronize on an idle context took 284 ns in one round and 556 ns
+// in the next); slices a millisecond apart cancel that drift, so their
+// ratios are the Go backend's overhead alone.
 //
 // Each sub-benchmark reports ns/op (the median Go slice), c-ns/op (the
-// median C slice) and go/c (the median of the slices' ratios).
-// scripts/bench-ratio.sh paired builds the library and runs this with
-// FLAGSHIM_CFLOOR_LIB set.
+// median C slice), go/c (the median of the slices' ratios) and, with the Go
+// floor, gofloor-ns/op and go/gofloor. scripts/bench-ratio.sh paired builds
+// the library and runs this with FLAGSHIM_CFLOOR_LIB set.
 func BenchmarkGPUPaired(b *testing.B) {
-	const cfloorEnv = "FLAGSHIM_CFLOOR_LIB"
-	if os.Getenv(cfloorEnv) == "" {
-		b.Skip(cfloorEnv + " is unset: build libcfloor.so with scripts/bench-ratio.sh build and run scripts/bench-ratio.sh paired")
-	}
 	be := gpuBackend(b)
-	// Checked as the library's own loader checks a driver: it is code this
-	// process will run.
-	lib, err := dl.Open(dl.Spec{Name: "libcfloor", EnvVar: cfloorEnv})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sym := func(name string) uintptr {
-		p, err := lib.Sym(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
-	}
-	open, slice := sym("cfloor_open"), sym("cfloor_slice")
-	ptx := append([]byte("testdata/gpu.ptx"), 0)
-	if rc, _, _ := purego.SyscallN(open, uintptr(unsafe.Pointer(&ptx[0]))); int32(rc) != 0 {
-		b.Fatalf("cfloor_open(testdata/gpu.ptx) = %d", int32(rc))
+	slice := cfloor(b)
+	env := newPairedEnv(b, be)
+	var floors map[string]func() error
+	if goFloor != nil {
+		floors = goFloor(b, env)
 	}
 
-	launch := func(kernel string, args func(device.Ptr) []any) func() error {
-		fn, p := benchKernel(b, kernel)
-		a := args(p)
+	launch := func(fn device.Function, a []any) func() error {
 		return func() error { return be.Launch(0, fn, one, one, 0, a...) }
 	}
+	drainDevice := func() error { return be.Synchronize(0) }
+	drainStream := func() error { return env.st.Synchronize() }
 
-	rawSync, syncContext := rawSetThenSync(b)
 	// Synchronize's C floor is the same driver calls: one
 	// cuCtxSynchronize_v2 where the driver has it (CUDA 13.0+), as the
 	// backend then makes, else cuCtxSetCurrent and cuCtxSynchronize.
 	// SynchronizeVsSetSync keeps the second floor where the first is the
 	// goal's.
-	syncOp := 1
-	if syncContext {
-		syncOp = 9
+	syncOp := opSynchronize
+	if env.syncV2 != 0 {
+		syncOp = opSyncContext
 	}
-
-	// op numbers are scripts/cfloor.c's enum op.
 	for _, c := range []struct {
-		name   string
-		op     int
-		n      int
-		call   func() error
-		launch bool // drained after the clock stops, as the C loop does
+		name  string
+		op    int
+		n     int
+		call  func() error
+		drain func() error // after the clock stops, as the C loop does
 	}{
-		{"SetCurrent", 0, 20000, func() error { return be.SetCurrent(0) }, false},
-		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, false},
-		{"SynchronizeVsSetSync", 1, 2000, func() error { return be.Synchronize(0) }, false},
+		{"SetCurrent", opSetCurrent, 20000, func() error { return be.SetCurrent(0) }, nil},
+		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, nil},
+		{"SynchronizeVsSetSync", opSynchronize, 2000, func() error { return be.Synchronize(0) }, nil},
 		// The floor of any Go caller: cuCtxSetCurrent and cuCtxSynchronize
 		// through clib's transition alone (one runtime.cgocall), no backend.
-		{"RawSetThenSync", 1, 2000, rawSync, false},
-		{"Launch3Args", 3, 200, launch("nop3", nop3Args), true},
-		{"Launch8Args", 4, 200, launch("nop8", nop8Args), true},
+		{"RawSetThenSync", opSynchronize, 2000, env.rawSetThenSync, nil},
+		{"Launch3Args", opSetLaunch3, 200, launch(env.nop3, nop3Args(env.p)), drainDevice},
+		{"Launch8Args", opSetLaunch8, 200, launch(env.nop8, nop8Args(env.p)), drainDevice},
+		{"CopyHtoD4K", opSetHtoD4K, 200, func() error { return be.CopyHtoD(0, env.dev, env.host) }, nil},
+		{"CopyDtoH4K", opSetDtoH4K, 200, func() error { return be.CopyDtoH(0, env.host, env.dev) }, nil},
+		{"StreamSynchronize", opSetStreamSync, 2000, func() error { return env.st.Synchronize() }, nil},
+		{"EventRecord", opSetEventRecord, 2000, func() error { return env.st.Record(env.ev) }, drainStream},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			goSlice := func() float64 {
-				t := time.Now()
-				for range c.n {
-					if err := c.call(); err != nil {
-						b.Fatal(err)
+			sides := []func() float64{
+				func() float64 { return timeSlice(b, c.n, c.call, c.drain) },
+				func() float64 {
+					ns, _, _ := purego.SyscallN(slice, uintptr(c.op), uintptr(c.n))
+					if int64(ns) < 0 {
+						b.Fatalf("cfloor_slice(%d): the driver lacks the loop's function", c.op)
 					}
-				}
-				d := time.Since(t)
-				if c.launch {
-					if err := be.Synchronize(0); err != nil {
-						b.Fatal(err)
-					}
-				}
-				return float64(d.Nanoseconds()) / float64(c.n)
+					return float64(ns) / float64(c.n)
+				},
 			}
-			cSlice := func() float64 {
-				ns, _, _ := purego.SyscallN(slice, uintptr(c.op), uintptr(c.n))
-				if int64(ns) < 0 {
-					b.Fatalf("cfloor_slice(%d): the driver lacks the loop's function", c.op)
-				}
-				return float64(ns) / float64(c.n)
+			if f := floors[c.name]; f != nil {
+				sides = append(sides, func() float64 { return timeSlice(b, c.n, f, c.drain) })
 			}
-			var goNs, cNs, ratio []float64
-			for i := 0; b.Loop(); i++ {
-				var g, cc float64
-				if i%2 == 0 {
-					cc, g = cSlice(), goSlice()
-				} else {
-					g, cc = goSlice(), cSlice()
+			rotate(b, sides, []string{"c-ns/op", "gofloor-ns/op"}, []string{"go/c", "go/gofloor"})
+			// The Go side's allocations, apart from the harness's slices.
+			b.ReportMetric(testing.AllocsPerRun(c.n, func() {
+				if err := c.call(); err != nil {
+					b.Fatal(err)
 				}
-				goNs, cNs, ratio = append(goNs, g), append(cNs, cc), append(ratio, g/cc)
+			}), "go-allocs/op")
+			if c.drain != nil {
+				if err := c.drain(); err != nil {
+					b.Fatal(err)
+				}
 			}
-			b.ReportMetric(median(goNs), "ns/op")
-			b.ReportMetric(median(cNs), "c-ns/op")
-			b.ReportMetric(median(ratio), "go/c")
 		})
 	}
 }
 
-// rawSetThenSync is cuCtxSetCurrent and cuCtxSynchronize through clib's
-// transition alone (Func.CallThen: both in one runtime.cgocall), on device
-// 0's primary context: what any Go caller pays at least for those two
-// calls. syncContext: the driver has cuCtxSynchronize_v2.
-func rawSetThenSync(b *testing.B) (call func() error, syncContext bool) {
+// op numbers are scripts/cfloor.c's enum op.
+const (
+	opSetCurrent     = 0
+	opSynchronize    = 1
+	opSetLaunch3     = 3
+	opSetLaunch8     = 4
+	opLaunch100      = 7
+	opGraph100       = 8
+	opSyncContext    = 9
+	opSetHtoD4K      = 10
+	opSetDtoH4K      = 11
+	opSetStreamSync  = 12
+	opSetEventRecord = 13
+)
+
+// cfloor opens libcfloor.so ($FLAGSHIM_CFLOOR_LIB), checked as the
+// library's own loader checks a driver (it is code this process will run),
+// sets its loops up on gpuImage and returns cfloor_slice's address.
+func cfloor(b *testing.B) (slice uintptr) {
+	const cfloorEnv = "FLAGSHIM_CFLOOR_LIB"
+	if os.Getenv(cfloorEnv) == "" {
+		b.Skip(cfloorEnv + " is unset: build libcfloor.so with scripts/bench-ratio.sh build and run scripts/bench-ratio.sh paired")
+	}
+	cf.once.Do(func() {
+		lib, err := dl.Open(dl.Spec{Name: "libcfloor", EnvVar: cfloorEnv})
+		if err != nil {
+			cf.err = err
+			return
+		}
+		sym := func(name string) uintptr {
+			p, err := lib.Sym(name)
+			if err != nil && cf.err == nil {
+				cf.err = err
+			}
+			return p
+		}
+		cf.open, cf.graphOpen, cf.slice, cf.threads = sym("cfloor_open"), sym("cfloor_graph_open"), sym("cfloor_slice"), sym("cfloor_threads")
+		if cf.err != nil {
+			return
+		}
+		image := append([]byte(gpuImagePath()), 0)
+		if rc, _, _ := purego.SyscallN(cf.open, uintptr(unsafe.Pointer(&image[0]))); int32(rc) != 0 {
+			cf.err = fmt.Errorf("cfloor_open(%s) = %d", gpuImagePath(), int32(rc))
+		}
+	})
+	if cf.err != nil {
+		b.Fatal(cf.err)
+	}
+	return cf.slice
+}
+
+// cf is libcfloor.so, opened once per process: its setup is global.
+var cf struct {
+	once                            sync.Once
+	err                             error
+	open, graphOpen, slice, threads uintptr
+}
+
+// pairedEnv is what the paired rows use: device 0's kernels and buffers,
+// a stream and an event, and the driver's functions as addresses (for the
+// Go floor and the bare transition), resolved through the backend's own
+// search, so every side calls the same library.
+type pairedEnv struct {
+	nop3, nop8 device.Function
+	p          device.Ptr // nop3's and nop8's buffer (64 bytes)
+	dev        device.Ptr // 4 KiB, the copies' device side
+	host       []byte     // 4 KiB of Go memory, their host side
+	st         device.Stream
+	ev         device.Event
+
+	ctx                                   uintptr // device 0's primary context
+	set, sync, syncV2, launch, htod, dtoh uintptr // cuCtxSetCurrent, ...; syncV2 0 before CUDA 13.0
+	streamSync, eventRecord               uintptr
+	setFn, syncFn                         clib.Func
+	ctxArgs                               []uintptr // {ctx}, built once
+}
+
+func newPairedEnv(b *testing.B, be *driver.Backend) *pairedEnv {
+	e := &pairedEnv{host: make([]byte, 4096)}
+	e.nop3, e.p = benchKernel(b, "nop3")
+	e.nop8, _ = benchKernel(b, "nop8")
+	var err error
+	if e.dev, err = be.Alloc(0, 4096); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = be.Free(0, e.dev) })
+	if e.st, err = be.NewStream(0); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.st.Destroy() })
+	if e.ev, err = be.NewEvent(0); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.ev.Destroy() })
+
 	h, err := Vendor().Library.Open(nil) // the backend's own search: the same file
 	if err != nil {
 		b.Fatal(err)
 	}
-	var retain, set, sync, syncV2 clib.Func
+	var deviceGet, retain, syncV2, launch, htod, dtoh, streamSync, eventRecord clib.Func
 	if err := h.Resolve("cuda", []clib.Sym{
+		{Fn: &deviceGet, Names: []string{"cuDeviceGet"}, Required: true},
 		{Fn: &retain, Names: []string{"cuDevicePrimaryCtxRetain"}, Required: true},
-		{Fn: &set, Names: []string{"cuCtxSetCurrent"}, Required: true},
-		{Fn: &sync, Names: []string{"cuCtxSynchronize"}, Required: true},
+		{Fn: &e.setFn, Names: []string{"cuCtxSetCurrent"}, Required: true},
+		{Fn: &e.syncFn, Names: []string{"cuCtxSynchronize"}, Required: true},
 		{Fn: &syncV2, Names: []string{"cuCtxSynchronize_v2"}},
+		{Fn: &launch, Names: []string{"cuLaunchKernel"}, Required: true},
+		{Fn: &htod, Names: []string{"cuMemcpyHtoD_v2"}, Required: true},
+		{Fn: &dtoh, Names: []string{"cuMemcpyDtoH_v2"}, Required: true},
+		{Fn: &streamSync, Names: []string{"cuStreamSynchronize"}, Required: true},
+		{Fn: &eventRecord, Names: []string{"cuEventRecord"}, Required: true},
 	}); err != nil {
 		b.Fatal(err)
 	}
-	var ctx uintptr
-	if rc := retain.CallCode(uintptr(unsafe.Pointer(&ctx)), 0); rc != 0 { // device 0: CUdevice is its ordinal
+	var dev int32 // CUdevice
+	if rc := deviceGet.CallCode(uintptr(unsafe.Pointer(&dev)), 0); rc != 0 {
+		b.Fatalf("cuDeviceGet(0) = %d", rc)
+	}
+	if rc := retain.CallCode(uintptr(unsafe.Pointer(&e.ctx)), uintptr(dev)); rc != 0 {
 		b.Fatalf("cuDevicePrimaryCtxRetain(device 0) = %d", rc)
 	}
-	args := []uintptr{ctx}
-	return func() error {
-		if r1, r2 := set.CallThen(args, &sync); r1|r2 != 0 {
-			return fmt.Errorf("cuCtxSetCurrent, cuCtxSynchronize = %d, %d", clib.Code(r1), clib.Code(r2))
+	e.ctxArgs = []uintptr{e.ctx}
+	e.set, e.sync, e.syncV2, e.launch = e.setFn.Addr(), e.syncFn.Addr(), syncV2.Addr(), launch.Addr()
+	e.htod, e.dtoh, e.streamSync, e.eventRecord = htod.Addr(), dtoh.Addr(), streamSync.Addr(), eventRecord.Addr()
+	return e
+}
+
+// rawSetThenSync is cuCtxSetCurrent and cuCtxSynchronize through clib's
+// transition alone (Func.CallThen: both in one runtime.cgocall), on device
+// 0's primary context: what any Go caller of the kit pays at least for
+// those two calls.
+func (e *pairedEnv) rawSetThenSync() error {
+	if r1, r2 := e.setFn.CallThen(e.ctxArgs, &e.syncFn); r1|r2 != 0 {
+		return fmt.Errorf("cuCtxSetCurrent, cuCtxSynchronize = %d, %d", clib.Code(r1), clib.Code(r2))
+	}
+	return nil
+}
+
+// handle is a device object's driver handle (a kernel, a stream, an event).
+func handle(b *testing.B, x any) uintptr {
+	h, ok := x.(interface{ Handle() uintptr })
+	if !ok {
+		b.Fatalf("%T has no Handle", x)
+	}
+	return h.Handle()
+}
+
+// goFloor, where the test binary is built with cgo (gpu_gofloor_test.go),
+// gives the paired rows' Go floors by row name; nil without cgo, and those
+// rows then have the C floor alone.
+var goFloor func(b *testing.B, e *pairedEnv) map[string]func() error
+
+// timeSlice times n calls and returns ns per call; drain runs after the
+// clock stops.
+func timeSlice(b *testing.B, n int, call func() error, drain func() error) float64 {
+	t := time.Now()
+	for range n {
+		if err := call(); err != nil {
+			b.Fatal(err)
 		}
-		return nil
-	}, syncV2.OK()
+	}
+	d := time.Since(t)
+	if drain != nil {
+		if err := drain(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return float64(d.Nanoseconds()) / float64(n)
+}
+
+// rotate runs the slices (the Go side first in the list, then its floors)
+// in an order that rotates each iteration until the benchmark's time is
+// up, so that no side always follows the same one, and reports the median
+// Go slice (ns/op), each floor's median slice (units[i]) and the median of
+// the iterations' Go/floor ratios (ratios[i]). It returns the sides'
+// medians.
+func rotate(b *testing.B, sides []func() float64, units, ratios []string) []float64 {
+	ns := make([][]float64, len(sides))
+	rs := make([][]float64, len(sides)-1)
+	got := make([]float64, len(sides))
+	for i := 0; b.Loop(); i++ {
+		for k := range sides {
+			j := (i + k) % len(sides)
+			if i%2 == 1 {
+				j = (i + len(sides) - k) % len(sides)
+			}
+			got[j] = sides[j]()
+		}
+		for j := range sides {
+			ns[j] = append(ns[j], got[j])
+			if j > 0 {
+				rs[j-1] = append(rs[j-1], got[0]/got[j])
+			}
+		}
+	}
+	med := make([]float64, len(sides))
+	for j := range sides {
+		med[j] = median(ns[j])
+	}
+	b.ReportMetric(med[0], "ns/op")
+	for j := 1; j < len(sides); j++ {
+		b.ReportMetric(med[j], units[j-1])
+		b.ReportMetric(median(rs[j-1]), ratios[j-1])
+	}
+	return med
 }
 
 func median(x []float64) float64 {
 	if len(x) == 0 {
-		return 0
+		return math.NaN()
 	}
 	s := slices.Clone(x)
 	slices.Sort(s)
@@ -171,4 +327,15 @@ func median(x []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// gpuImagePath is the module image the benchmarks load: testdata/gpu.ptx,
+// or $FLAGSHIM_GPU_IMAGE (an absolute path), which lets the benchmarks'
+// plumbing run against the fake libcuda, whose images are text
+// (driver/drivertest's AddImage) and which keeps no PTX.
+func gpuImagePath() string {
+	if p := os.Getenv("FLAGSHIM_GPU_IMAGE"); p != "" {
+		return p
+	}
+	return "testdata/gpu.ptx"
 }

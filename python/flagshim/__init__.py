@@ -34,17 +34,12 @@ parent, or start workers with ``spawn``.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, List, Optional, Tuple
+# typing is for type checkers only: importing it costs a host's start (issue 40).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 from . import _decided, _lib
-from .devices import (
-    DeviceProperties,
-    get_device_capability,
-    get_device_name,
-    get_device_properties,
-    mem_get_info,
-)
 from .errors import (
     BackendError,
     DeviceError,
@@ -199,13 +194,13 @@ def info() -> Dict[str, Any]:
         return _decided.info("flagshim.info()")
     lib = _lib.get()
     try:
-        n = lib.flagshim_info_json(None, 0)
-        if n < 0:
-            _lib.fail(n, "flagshim.info()")
-        answer = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=n + 1)
+        # One call (the size protocol grows the buffer where it is short).
+        answer = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=_decided._INFO_BUFFER)
     finally:
         _decided.record(lib)
     _decided.keep(answer)
+    import json  # here, not at import: json (with re and enum) is most of the package's import time
+
     return json.loads(answer)
 
 
@@ -346,6 +341,24 @@ def _last_error() -> str:
     return _lib.last_error()
 
 
+# The device questions (flagshim.devices) load on first use: the
+# dataclasses and json they need would be most of a host's start, which
+# pays for everything import flagshim imports (issue 40).
+_DEVICE_NAMES = frozenset(
+    ("DeviceProperties", "get_device_properties", "get_device_name", "get_device_capability", "mem_get_info")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DEVICE_NAMES:
+        from . import devices
+
+        value = getattr(devices, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'flagshim' has no attribute {name!r}")
+
+
 # The submodules, so that flagshim.nvshmem.enable and flagshim.triton.install
 # work after a plain `import flagshim`; neither imports anything heavy
 # (flagshim.triton imports Triton only in install()).
@@ -396,4 +409,6 @@ def select_info(type: str, devices: Any) -> Dict[str, Any]:
             raise SelectionError(f"{context}: {d!r}: a device has no comma or NUL")
     lib = _lib.require("flagshim_select_json", context)
     joined = ",".join(devices).encode("utf-8")
+    import json
+
     return json.loads(_lib.text(lambda buf, n: lib.flagshim_select_json(arg, joined, buf, n), context, size=1024))

@@ -14,14 +14,17 @@ that table.
 
 from __future__ import annotations
 
-import json
-import re
-import threading
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+import _thread
 
 from . import _lib, errors
 
-_lock = threading.Lock()
+# typing is for type checkers only, json and re are imported where they are
+# used: at import they are most of the package's import time (issue 40).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
+
+_lock = _thread.allocate_lock()
 # (flagshim_info_json's text, or None) and (code, message, cause) of Init's
 # failure, or None; each written once under _lock, read without it.
 _text: Optional[str] = None
@@ -29,21 +32,39 @@ _init_error: Optional[Tuple[int, str, str]] = None
 _view: Optional[Tuple[str, "View"]] = None  # the view of a text: (text, view)
 
 
-class Backend(NamedTuple):
-    type: str
-    available: bool
-    devices: int
-    vendor: Optional[str]  # its first device's, None when it has none
-    routes_to: str
+# The first buffer record hands flagshim_info_json (bytes).
+_INFO_BUFFER = 64 << 10
 
 
-class View(NamedTuple):
-    """The parts of info() the package derives answers from."""
+class Backend(tuple):
+    """One backend of info(): (type, available, devices, vendor, routes_to),
+    a named tuple written out (typing.NamedTuple costs typing's import)."""
 
-    alias_active: bool
-    aliases: Dict[str, str]  # the active alias: {"cuda": "flagos"}, or {}
-    backends: Dict[str, Backend]
-    known: List[str]  # backends and alias sources, sorted (device.Registry's known)
+    __slots__ = ()
+
+    def __new__(cls, type: str, available: bool, devices: int, vendor: Optional[str], routes_to: str) -> "Backend":
+        return tuple.__new__(cls, (type, available, devices, vendor, routes_to))
+
+    type: str = property(lambda self: self[0])  # type: ignore[assignment]
+    available: bool = property(lambda self: self[1])  # type: ignore[assignment]
+    devices: int = property(lambda self: self[2])  # type: ignore[assignment]
+    vendor: Optional[str] = property(lambda self: self[3])  # type: ignore[assignment]  # its first device's, None when it has none
+    routes_to: str = property(lambda self: self[4])  # type: ignore[assignment]
+
+
+class View(tuple):
+    """The parts of info() the package derives answers from: (alias_active,
+    aliases, backends, known)."""
+
+    __slots__ = ()
+
+    def __new__(cls, alias_active: bool, aliases: Dict[str, str], backends: Dict[str, Backend], known: List[str]) -> "View":
+        return tuple.__new__(cls, (alias_active, aliases, backends, known))
+
+    alias_active: bool = property(lambda self: self[0])  # type: ignore[assignment]
+    aliases: Dict[str, str] = property(lambda self: self[1])  # type: ignore[assignment]  # the active alias: {"cuda": "flagos"}, or {}
+    backends: Dict[str, Backend] = property(lambda self: self[2])  # type: ignore[assignment]
+    known: List[str] = property(lambda self: self[3])  # type: ignore[assignment]  # backends and alias sources, sorted
 
 
 def record(lib: Any) -> None:
@@ -56,10 +77,11 @@ def record(lib: Any) -> None:
         if _text is not None or _init_error is not None:
             return
         try:
-            n = lib.flagshim_info_json(None, 0)
-            if n < 0:
-                _lib.fail(n, "flagshim.info()")
-            _text = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=n + 1)
+            # One call with room for any usual answer (info --json is a
+            # few kilobytes): asking its size first made the library build
+            # the whole answer twice; the size protocol still grows the
+            # buffer for a larger one.
+            _text = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=_INFO_BUFFER)
         except errors.InitError as e:
             # Kept without a call's prefix: each call that raises it later
             # gives its own.
@@ -93,6 +115,8 @@ def view(context: str) -> View:
     cached = _view
     if cached is not None and cached[0] is text:
         return cached[1]
+    import json
+
     info = json.loads(text)
     alias = info.get("alias", {})
     aliases = {alias["from"]: alias["to"]} if alias.get("active") else {}
@@ -110,18 +134,28 @@ def view(context: str) -> View:
 def info(context: str) -> Dict[str, Any]:
     """A fresh copy of the info answer kept."""
     view(context)  # raises where there is none
+    import json
+
     return json.loads(_text)  # type: ignore[arg-type]
 
 
 # device/parse.go: a lowercase type name, and a decimal index (leading zeros
 # allowed) of at most 2^31-1.
-_TYPE = re.compile(r"[a-z][a-z0-9_]*", re.ASCII)
-_DIGITS = re.compile(r"[0-9]*", re.ASCII)
+_TYPE_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz")
+_TYPE_REST = _TYPE_FIRST | frozenset("0123456789_")
+_DIGITS = frozenset("0123456789")
 _MAX_INDEX = (1 << 31) - 1
+
+
+def _is_type(s: str) -> bool:
+    """s is a type name: [a-z][a-z0-9_]*, ASCII."""
+    return s != "" and s[0] in _TYPE_FIRST and all(c in _TYPE_REST for c in s)
 
 
 def _go_quote(s: str) -> str:
     """s quoted about as Go's %q does, for messages."""
+    import json
+
     return json.dumps(s, ensure_ascii=False)
 
 
@@ -130,10 +164,10 @@ def parse(s: str, v: View) -> str:
     "type" or "type:index" after the alias. DeviceError otherwise."""
     typ, colon, num = s.partition(":")
     index = -1
-    ok = _TYPE.fullmatch(typ) is not None
+    ok = _is_type(typ)
     if ok and colon:
         sig = num.lstrip("0")
-        ok = num != "" and len(sig) <= 10 and _DIGITS.fullmatch(sig) is not None
+        ok = num != "" and len(sig) <= 10 and all(c in _DIGITS for c in sig)
         if ok:
             index = int(sig) if sig else 0
             ok = index <= _MAX_INDEX

@@ -6,10 +6,15 @@ section's entries are read; nothing is mapped or run."""
 
 from __future__ import annotations
 
-import platform
+import os
 import struct
 import sys
-from typing import Callable, Optional
+
+# typing is for type checkers only (issue 40: a host's start); the machine
+# is os.uname's (what platform.machine() returns, without importing platform).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Optional
 
 # ELF: the identification's offsets and values, e_type ET_DYN, and names of
 # the types and machines a message may show.
@@ -42,7 +47,7 @@ def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[s
     section does not mark a position-independent executable (DF_1_PIE)."""
     bits = struct.calcsize("P") * 8
     host_class, host_data = (2 if bits == 64 else 1), (1 if sys.byteorder == "little" else 2)
-    host_em = _HOST_EM.get(platform.machine().lower()) if bits == 64 else None
+    host_em = _HOST_EM.get(os.uname().machine.lower()) if bits == 64 else None
     ehdr, phent, shent = (64, 56, 64) if host_class == 2 else (52, 32, 40)
     if size < 16 or len(head) < 16:
         return f"{size} bytes, too short for an ELF header (truncated?)"
@@ -64,7 +69,7 @@ def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[s
     if typ != 3:
         return f"ELF type {_ET.get(typ, typ)}, not a shared library (ET_DYN)"
     if host_em is not None and machine != host_em:
-        return (f"built for {_EM.get(machine, machine)}, but this process ({platform.machine()}) runs on "
+        return (f"built for {_EM.get(machine, machine)}, but this process ({os.uname().machine}) runs on "
                 f"{_EM[host_em]}")
     if phnum == 0:
         return "no program headers"

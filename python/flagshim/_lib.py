@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import ctypes
 import os
-import re
-from typing import Callable, NoReturn, Optional, Tuple
+# typing is for type checkers only: importing it costs a host's start (issue 40).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, NoReturn, Optional, Tuple
 
 from . import _pathcheck, errors
 
@@ -183,15 +185,24 @@ def last_error() -> str:
 
 
 # "flagshim: " where the library's Go errors wrap each other: at the start of
-# the message or of a clause.
-_INNER_PREFIX = re.compile(r"(?:^|(?<=: )|(?<=; )|(?<=\())(?:flagshim: )+")
+# the message or of a clause. Compiled on the first error: re is not imported
+# at import (a host's start, issue 40).
+_INNER_PREFIX = r"(?:^|(?<=: )|(?<=; )|(?<=\())(?:flagshim: )+"
+_inner_prefix = None
 
 
 def clean(cause: str) -> str:
     """The library's message without the "flagshim: " its Go errors carry
     (at its start and where one error wraps another): a message of the
     package has one prefix, the call's ("flagshim.resolve('cuda:1'): ...")."""
-    return _INNER_PREFIX.sub("", cause)
+    global _inner_prefix
+    if "flagshim: " not in cause:
+        return cause
+    if _inner_prefix is None:
+        import re
+
+        _inner_prefix = re.compile(_INNER_PREFIX)
+    return _inner_prefix.sub("", cause)
 
 
 def fail(code: int, context: str, make: Optional[Callable[[int, str, str], errors.Error]] = None) -> NoReturn:

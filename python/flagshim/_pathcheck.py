@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
-from typing import Callable, List, NoReturn, Optional
+
+# typing is for type checkers only: importing it costs a host's start (issue 40).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, List, NoReturn, Optional
 
 from . import _elf, errors
 
@@ -59,7 +62,7 @@ def _private_group(gid: int, uid: int, passwd: str, group: str) -> bool:
     (internal/dl/groups.go)."""
 
     def uint32(s: str) -> Optional[int]:
-        return int(s) if re.fullmatch(r"[0-9]+", s) and int(s) < 1 << 32 else None
+        return int(s) if s.isascii() and s.isdigit() and int(s) < 1 << 32 else None
 
     users, groups = [], []  # (name, uid, gid), (gid, members)
     for text, rows in ((passwd, users), (group, groups)):

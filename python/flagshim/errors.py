@@ -8,7 +8,10 @@ the library's negative code (``FLAGSHIM_E*`` of ``flagshim.h``) in
 
 from __future__ import annotations
 
-from typing import Optional
+# typing is for type checkers only: importing it costs a host's start (issue 40).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = [
     "EINIT",

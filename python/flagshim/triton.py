@@ -17,9 +17,12 @@ int. Triton never unloads a kernel's module, so no unloading hook is needed.
 
 from __future__ import annotations
 
-import importlib
-import threading
-from typing import Any, Callable, Dict, List, Optional, Union
+import _thread
+
+# typing is for type checkers only: importing it costs a host's start (issue 40).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Union
 
 import flagshim
 
@@ -33,7 +36,7 @@ last_results: Dict[int, List[str]] = {}
 
 # Kernel name -> the handle of the module last loaded under that name.
 _by_name: Dict[str, int] = {}
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def hooks_ran(name_or_module: Union[str, int]) -> Optional[List[str]]:
@@ -84,6 +87,8 @@ class _Hook:
 
 
 def _runtime_knobs() -> Any:
+    import importlib  # here: install() alone needs it
+
     try:
         triton = importlib.import_module("triton")
     except ImportError as e:

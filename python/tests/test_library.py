@@ -439,3 +439,33 @@ except flagshim.LibraryError as e:
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestImportCost(unittest.TestCase):
+    """import flagshim stays cheap for the host that pays it at its start
+    (issue 40: json, re, enum and typing were most of the package's import
+    time): the modules the package imports are the ones it needs to load
+    the library. Its functions import what they use (json in info()) when
+    called."""
+
+    HEAVY = ("json", "re", "enum", "typing", "platform", "threading", "importlib", "collections")
+
+    def test_import_loads_no_heavy_module(self):
+        code = (
+            "import sys\n"
+            "import flagshim\n"
+            f"print(','.join(m for m in {self.HEAVY!r} if m in sys.modules))\n"
+            "flagshim.resolve('cpu')\n"  # the first answer imports nothing heavy either
+            f"print(','.join(m for m in {self.HEAVY!r} if m in sys.modules))\n"
+        )
+        p = subprocess.run(support.PYTHON + ["-c", code], env=support.scenario_env(self, support.no_libraries()),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
+        self.assertEqual(0, p.returncode, p.stderr)
+        self.assertEqual(["", ""], p.stdout.splitlines(), "modules imported by import flagshim, then by resolve")
+
+    def test_info_still_parses(self):
+        code = "import flagshim\nprint(sorted(flagshim.info())[:2])\n"
+        p = subprocess.run(support.PYTHON + ["-c", code], env=support.scenario_env(self, support.no_libraries()),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
+        self.assertEqual(0, p.returncode, p.stderr)
+        self.assertEqual("['alias', 'backends']", p.stdout.strip())

@@ -10,6 +10,7 @@ import (
 	"github.com/ebitengine/purego"
 	"golang.org/x/sys/unix"
 
+	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/cli"
 )
 
@@ -28,6 +29,14 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
+	if err := registerExtraVendors(); err != nil {
+		fmt.Fprintln(os.Stderr, "procsplit:", err)
+		os.Exit(2)
+	}
+	// The isolated tier starts this program as its probe child (the
+	// running executable): serve it, as the CLI does, with the same
+	// vendors registered.
+	flagshim.ServeProbeChild()
 	shedWhen := os.Getenv("PROCSPLIT_SHED")
 	if shedWhen == "before" {
 		shed()

@@ -13,7 +13,7 @@
  * libmusa, say).
  *   FAKE_STUB=1            every call returns 34 (*_ERROR_STUB_LIBRARY)
  *   FAKE_INIT_RESULT=N     what cuInit returns (default 0)
- *   FAKE_DEVICE_COUNT=N    devices (default 2, at most 16)
+ *   FAKE_DEVICE_COUNT=N    devices (default 2, at most FAKE_MAX_DEVICES: 16)
  *   FAKE_DEVICE_NAMES=a,b  device names (default "Fake GPU <i>")
  *   FAKE_TOTAL_MEM=bytes   memory of every device (default 80 GiB)
  *   FAKE_CC=9.0            compute capability (default 9.0)
@@ -81,7 +81,11 @@
 #error "define FAKE_ERR_PREFIX (\"CUDA_\", \"MUSA_\" or \"HIP_\") before including fake_common.h"
 #endif
 
+/* The most devices FAKE_DEVICE_COUNT gives; scripts/scale-bench.sh builds
+ * the fake with -DFAKE_MAX_DEVICES=4096 (flagshim's bound). */
+#ifndef FAKE_MAX_DEVICES
 #define FAKE_MAX_DEVICES 16
+#endif
 #define FAKE_HANDLE_BASE 1000
 
 struct fake_ctx { int ordinal; int retained; unsigned long long used; };

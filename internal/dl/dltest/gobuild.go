@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // GoBuild builds the Go package pkg (a path as `go build` takes it,
@@ -49,7 +51,12 @@ func GoBuild(tb testing.TB, pkg, name string, flags ...string) string {
 	out := filepath.Join(dir, name)
 	flags = append([]string{"-buildvcs=false"}, flags...)
 	env := append(os.Environ(), "CGO_ENABLED=1")
-
+	// One build of a family at a time across this user's processes: two
+	// test packages that need the same build (cmd/libflagshim's and the
+	// Python suite's library) run at once under go test ./..., and in a
+	// cold build cache each would otherwise compile the world for it; the
+	// second waits and copies the first's.
+	defer lockFamily(pkg, name, flags)()
 	key := goBuildKey(goTool, env, pkg, name, flags)
 	if key != "" && fromGoCache(key, dir) {
 		return out
@@ -64,6 +71,16 @@ func GoBuild(tb testing.TB, pkg, name string, flags ...string) string {
 	}
 	return out
 }
+
+// CSharedFlags are the flags every test that builds the C library
+// (cmd/libflagshim) builds it with: pip's build backend's
+// (python/_build_backend/flagshim_build.py). One set of flags makes one
+// build, which GoBuild's cache then serves to each test, and one compile of
+// the standard library and every dependency in that mode in a cold build
+// cache: -trimpath, -tags and the build mode each change every compile, so
+// the three sets the tests used (plain, netgo, pip's) compiled the world
+// three times in a new user's first run.
+var CSharedFlags = []string{"-trimpath", "-tags=netgo", "-buildmode=c-shared"}
 
 // goBuildEnv are the variables whose values reach a build without showing
 // in its package's build ID.
@@ -130,19 +147,45 @@ func buildIDs(listed string) (dir, ids string, ok bool) {
 }
 
 // listFlags are the build flags go list is given for the build ID: all but
-// -buildmode, which stays in the key through the family. Under
-// -buildmode=c-shared, go list -export writes the package's export header
-// as ".h" into its working folder (the test's package folder) whenever it
-// compiles; without it, the ID still moves with every source file and the
-// toolchain.
+// -buildmode and -trimpath, which stay in the key through the family.
+// Under -buildmode=c-shared, go list -export writes the package's export
+// header as ".h" into its working folder (the test's package folder)
+// whenever it compiles; and each of the two makes go list compile every
+// package again in a mode of its own (in a cold build cache, the standard
+// library and every dependency once more, besides the build's own).
+// Without them the ID still moves with every source file, the toolchain
+// and the tags (which choose the files).
 func listFlags(flags []string) []string {
 	var out []string
 	for _, f := range flags {
-		if !strings.HasPrefix(f, "-buildmode=") {
+		if !strings.HasPrefix(f, "-buildmode=") && f != "-trimpath" {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// lockFamily takes an exclusive lock for the builds of pkg with flags as
+// name, in the fixtures' cache folder, and returns its release; where the
+// cache is off or the lock cannot be had, a release that does nothing.
+func lockFamily(pkg, name string, flags []string) func() {
+	if cacheDir() == "" {
+		return func() {}
+	}
+	dir, err := filepath.Abs(pkg)
+	if err != nil {
+		return func() {}
+	}
+	family := sha256.Sum256(fmt.Appendf(nil, "go build lock\x00%s\x00%s\x00%q", dir, name, flags))
+	f, err := os.OpenFile(filepath.Join(cacheDir(), "go-"+hex.EncodeToString(family[:8])+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() { f.Close() } // closing the descriptor releases the lock
 }
 
 // fromGoCache copies every file of the cached build key into dir; false

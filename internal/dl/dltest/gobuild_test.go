@@ -105,6 +105,36 @@ func TestListFlags(t *testing.T) {
 	assert.Equal(t, []string{"-buildvcs=false", "-tags=netgo"}, listFlags([]string{"-buildvcs=false", "-tags=netgo", "-buildmode=c-shared"}))
 	assert.Equal(t, []string{"-ldflags=-X main.tag=v3"}, listFlags([]string{"-ldflags=-X main.tag=v3"}))
 	assert.Empty(t, listFlags([]string{"-buildmode=plugin"}))
+	// -trimpath stays in the key through the family: go list without it
+	// computes the same IDs from the build cache the tests filled, instead
+	// of compiling everything again in -trimpath's mode.
+	assert.Empty(t, listFlags([]string{"-trimpath"}))
+	assert.Equal(t, []string{"-buildvcs=false", "-tags=netgo"}, listFlags(append([]string{"-buildvcs=false"}, CSharedFlags...)))
+}
+
+// Two builds of one family never run at once: the second waits for the
+// first's lock (and then finds its build in the cache), whichever process
+// holds it; another family does not wait.
+func TestLockFamily(t *testing.T) {
+	if cacheDir() == "" {
+		t.Skip("the fixtures' cache is off: GoBuild takes no lock")
+	}
+	name := "lock-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	release := lockFamily(".", name, []string{"-tags=x"})
+	other := lockFamily(".", name, []string{"-tags=y"}) // another family: granted at once
+	other()
+	got := make(chan struct{})
+	go func() {
+		defer close(got)
+		lockFamily(".", name, []string{"-tags=x"})()
+	}()
+	select {
+	case <-got:
+		t.Fatal("a second lock of the family was granted while the first was held")
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	<-got // granted once released (go test's timeout catches a hang)
 }
 
 // buildIDs keys a build by every package's ID; a list it cannot read

@@ -1,0 +1,67 @@
+//go:build gpu && cgo
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/flagos-ai/flagshim/internal/gofloor"
+)
+
+// With cgo, the paired rows get their Go floor: the same driver calls as
+// the backend's, each row's in one cgo call (internal/gofloor).
+func init() {
+	goFloor = goFloorRows
+	goFloorLaunch = func(b *testing.B, e *pairedEnv, kernel uintptr) func(stream uintptr) error {
+		p3 := gofloor.NewParams(uint64(e.p), uint64(e.p+8), 1000)
+		return func(stream uintptr) error {
+			if rc := gofloor.SetThenLaunch(e.set, e.ctx, e.launch, kernel, stream, p3); rc != 0 {
+				return fmt.Errorf("Go floor: cuCtxSetCurrent, cuLaunchKernel returned %d", rc)
+			}
+			return nil
+		}
+	}
+}
+
+func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
+	check := func(what string, rc int) error {
+		if rc != 0 {
+			return fmt.Errorf("Go floor: %s returned %d", what, rc)
+		}
+		return nil
+	}
+	p3 := gofloor.NewParams(uint64(e.p), uint64(e.p+8), 1000)
+	p8 := gofloor.NewParams(uint64(e.p), uint64(e.p+8), 1000, 7, 1<<40, 3, uint64(math.Float32bits(0.5)), math.Float64bits(2.5))
+	nop3, nop8, st, ev := handle(b, e.nop3), handle(b, e.nop8), handle(b, e.st), handle(b, e.ev)
+	dev := uint64(e.dev)
+	sync := func() error {
+		return check("cuCtxSetCurrent, cuCtxSynchronize", gofloor.SetThen0(e.set, e.ctx, e.sync))
+	}
+	if e.syncV2 != 0 { // as the backend and the C floor, where the driver has it
+		sync = func() error { return check("cuCtxSynchronize_v2", gofloor.Call1(e.syncV2, e.ctx)) }
+	}
+	return map[string]func() error{
+		"SetCurrent":  func() error { return check("cuCtxSetCurrent", gofloor.Call1(e.set, e.ctx)) },
+		"Synchronize": sync,
+		"Launch3Args": func() error {
+			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop3, 0, p3))
+		},
+		"Launch8Args": func() error {
+			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop8, 0, p8))
+		},
+		"CopyHtoD4K": func() error {
+			return check("cuCtxSetCurrent, cuMemcpyHtoD_v2", gofloor.SetThenHtoD(e.set, e.ctx, e.htod, dev, e.host))
+		},
+		"CopyDtoH4K": func() error {
+			return check("cuCtxSetCurrent, cuMemcpyDtoH_v2", gofloor.SetThenDtoH(e.set, e.ctx, e.dtoh, e.host, dev))
+		},
+		"StreamSynchronize": func() error {
+			return check("cuCtxSetCurrent, cuStreamSynchronize", gofloor.SetThen1(e.set, e.ctx, e.streamSync, st))
+		},
+		"EventRecord": func() error {
+			return check("cuCtxSetCurrent, cuEventRecord", gofloor.SetThen2(e.set, e.ctx, e.eventRecord, ev, st))
+		},
+	}
+}
