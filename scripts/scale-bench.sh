@@ -16,9 +16,9 @@ build)
 	mkdir -p .gpu/perf/fakes
 	# The fakes' bounds at flagshim's (device.MaxDevices): the fake NVML has it already.
 	${CC:-cc} -O2 -shared -fPIC -Idriver/drivertest/testdata -DFAKE_MAX_DEVICES=4096 -Wl,-soname,libcuda.so.1 \
-		-o .gpu/perf/fakes/libcuda.so.1 driver/drivertest/testdata/fake_cufamily.c -lpthread
-	${CC:-cc} -O2 -shared -fPIC -Idriver/drivertest/testdata -Wl,-soname,libnvidia-ml.so.1 \
-		-o .gpu/perf/fakes/libnvidia-ml.so.1 drivers/cuda/testdata/fake_nvml.c
+		-o .gpu/perf/fakes/libcuda.so.1 drivers/cuda/testdata/fake_libcuda.c -lpthread
+	${CC:-cc} -O2 -shared -fPIC -Itier/presence/presencetest/testdata -Wl,-soname,libnvidia-ml.so.1 \
+		-o .gpu/perf/fakes/libnvidia-ml.so.1 drivers/cuda/testdata/fake_nvml.c -lpthread
 	[ -x .gpu/flagshim ] || CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .gpu/flagshim ./cmd/flagshim
 	[ -x .gpu/procsplit ] || CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .gpu/procsplit ./scripts/procsplit
 	chmod -R go-w .gpu/perf
