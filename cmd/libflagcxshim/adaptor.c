@@ -3,7 +3,8 @@
 /*
  * flagcxDeviceAdaptorPlugin_v1: FlagCX's device adaptor (flagcx_v1.h), each
  * field a thin wrapper that calls its Go side (export.go) with the calling
- * thread's device. What needs no Go stays here: the thread's device
+ * thread's device, except where a direct call (fast.c) serves the hot
+ * fields without Go. What needs no Go stays here: the thread's device
  * (getDevice), a memset of host memory, launchDeviceFunc (FlagCX's own host
  * function, called on the host as FlagCX's built-in CUDA adaptor does). The
  * fields FlagCX's built-in CUDA adaptor leaves NULL stay NULL
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "fast.h"
 #include "flagcx_v1.h"
 #include "_cgo_export.h"
 
@@ -23,11 +25,19 @@
 static __thread int flagcxshim_dev;
 
 #define DEV flagcxshim_dev
-#define R(x) ((flagcxResult_t)(x))
+/* R: a call into Go, counted (fast.h's GO). */
+#define R(x) ((flagcxResult_t)GO(x))
+/* FAST: a field served by a direct call (fast.c) when it can be. */
+#define FAST(call) \
+	do { \
+		flagcxResult_t fast_r; \
+		if (call) return fast_r; \
+	} while (0)
 
 static flagcxResult_t fx_deviceSynchronize(void) { return R(flagcxshim_go_deviceSynchronize(DEV)); }
 static flagcxResult_t fx_deviceMemcpy(void *dst, void *src, size_t size, flagcxMemcpyType_t type, flagcxStream_t stream, void *args) {
 	(void)args; /* always NULL from FlagCX's table */
+	if (stream != NULL) FAST(fx_fast_memcpy(dst, src, size, (int)type, stream, &fast_r));
 	return R(flagcxshim_go_deviceMemcpy(DEV, dst, src, size, (int)type, stream));
 }
 static flagcxResult_t fx_deviceMemset(void *ptr, int value, size_t size, flagcxMemType_t type, flagcxStream_t stream) {
@@ -40,9 +50,11 @@ static flagcxResult_t fx_deviceMemset(void *ptr, int value, size_t size, flagcxM
 	return R(flagcxshim_go_deviceMemset(DEV, ptr, value, size, (int)type, stream));
 }
 static flagcxResult_t fx_deviceMalloc(void **ptr, size_t size, flagcxMemType_t type, flagcxStream_t stream) {
+	FAST(fx_fast_malloc(DEV, ptr, size, (int)type, stream, &fast_r));
 	return R(flagcxshim_go_deviceMalloc(DEV, ptr, size, (int)type, stream));
 }
 static flagcxResult_t fx_deviceFree(void *ptr, flagcxMemType_t type, flagcxStream_t stream) {
+	FAST(fx_fast_free(DEV, ptr, (int)type, stream, &fast_r));
 	return R(flagcxshim_go_deviceFree(DEV, ptr, (int)type, stream));
 }
 static flagcxResult_t fx_setDevice(int dev) {
@@ -70,8 +82,14 @@ static flagcxResult_t fx_streamCreate(flagcxStream_t *stream) { return R(flagcxs
 static flagcxResult_t fx_streamDestroy(flagcxStream_t stream) { return R(flagcxshim_go_streamDestroy(stream)); }
 static flagcxResult_t fx_streamCopy(flagcxStream_t *newStream, void *oldStream) { return R(flagcxshim_go_streamCopy(DEV, newStream, oldStream)); }
 static flagcxResult_t fx_streamFree(flagcxStream_t stream) { return R(flagcxshim_go_streamFree(stream)); }
-static flagcxResult_t fx_streamSynchronize(flagcxStream_t stream) { return R(flagcxshim_go_streamSynchronize(stream)); }
-static flagcxResult_t fx_streamQuery(flagcxStream_t stream) { return R(flagcxshim_go_streamQuery(stream)); }
+static flagcxResult_t fx_streamSynchronize(flagcxStream_t stream) {
+	FAST(fx_fast_streamSynchronize(stream, &fast_r));
+	return R(flagcxshim_go_streamSynchronize(stream));
+}
+static flagcxResult_t fx_streamQuery(flagcxStream_t stream) {
+	FAST(fx_fast_streamQuery(stream, &fast_r));
+	return R(flagcxshim_go_streamQuery(stream));
+}
 static flagcxResult_t fx_streamWaitEvent(flagcxStream_t stream, flagcxEvent_t event) { return R(flagcxshim_go_streamWaitEvent(stream, event)); }
 static flagcxResult_t fx_streamWaitValue64(flagcxStream_t stream, void *addr, uint64_t value, int flags) {
 	(void)flags; /* GEQ, as the built-in */
@@ -83,9 +101,18 @@ static flagcxResult_t fx_streamWriteValue64(flagcxStream_t stream, void *addr, u
 }
 static flagcxResult_t fx_eventCreate(flagcxEvent_t *event, flagcxEventType_t eventType) { return R(flagcxshim_go_eventCreate(DEV, event, (int)eventType)); }
 static flagcxResult_t fx_eventDestroy(flagcxEvent_t event) { return R(flagcxshim_go_eventDestroy(event)); }
-static flagcxResult_t fx_eventRecord(flagcxEvent_t event, flagcxStream_t stream) { return R(flagcxshim_go_eventRecord(event, stream)); }
-static flagcxResult_t fx_eventSynchronize(flagcxEvent_t event) { return R(flagcxshim_go_eventSynchronize(event)); }
-static flagcxResult_t fx_eventQuery(flagcxEvent_t event) { return R(flagcxshim_go_eventQuery(event)); }
+static flagcxResult_t fx_eventRecord(flagcxEvent_t event, flagcxStream_t stream) {
+	FAST(fx_fast_eventRecord(event, stream, &fast_r));
+	return R(flagcxshim_go_eventRecord(event, stream));
+}
+static flagcxResult_t fx_eventSynchronize(flagcxEvent_t event) {
+	FAST(fx_fast_eventSynchronize(event, &fast_r));
+	return R(flagcxshim_go_eventSynchronize(event));
+}
+static flagcxResult_t fx_eventQuery(flagcxEvent_t event) {
+	FAST(fx_fast_eventQuery(event, &fast_r));
+	return R(flagcxshim_go_eventQuery(event));
+}
 static flagcxResult_t fx_eventElapsedTime(float *ms, flagcxEvent_t start, flagcxEvent_t end) { return R(flagcxshim_go_eventElapsedTime(ms, start, end)); }
 static flagcxResult_t fx_ipcMemHandleCreate(flagcxIpcMemHandle_t *handle, size_t *size) { return R(flagcxshim_go_ipcMemHandleCreate(handle, size)); }
 static flagcxResult_t fx_ipcMemHandleGet(flagcxIpcMemHandle_t handle, void *devPtr) { return R(flagcxshim_go_ipcMemHandleGet(DEV, handle, devPtr)); }

@@ -27,7 +27,11 @@ func setDevice(dev int) result {
 	if dev < 0 {
 		return bad("setDevice", fmt.Sprintf("device %d", dev))
 	}
-	return call("setDevice", func(b *driver.Backend) error { return b.Select(dev) })
+	r := call("setDevice", func(b *driver.Backend) error { return b.Select(dev) })
+	if r == resSuccess {
+		publish(dev)
+	}
+	return r
 }
 
 func getDeviceCount(out uintptr) result {

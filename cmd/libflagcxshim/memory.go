@@ -126,7 +126,7 @@ func deviceMalloc(dev int, out uintptr, size uint64, kind int, stream uintptr) r
 			return r
 		}
 	}
-	return call(fn, func(b *driver.Backend) error {
+	r := call(fn, func(b *driver.Backend) error {
 		switch kind {
 		case memHost:
 			hb, err := b.AllocHostMapped(dev, size)
@@ -151,6 +151,10 @@ func deviceMalloc(dev int, out uintptr, size uint64, kind int, stream uintptr) r
 		*ptr = uintptr(p)
 		return err
 	})
+	if r == resSuccess && kind == memDevice {
+		publish(dev) // the next allocations on dev are direct calls
+	}
+	return r
 }
 
 // deviceFree frees what deviceMalloc allocated; NULL is nothing to free.

@@ -45,7 +45,9 @@ type plugin struct {
 	b    *driver.Backend // the routed vendor backend; nil when none
 	typ  device.Type
 	err  error // why there is no backend
-	log  *zap.Logger
+	// direct: the hot fields are served in C (fast.go)
+	direct bool
+	log    *zap.Logger
 }
 
 var the plugin
@@ -103,6 +105,7 @@ func (p *plugin) init() {
 			zap.String("told", *want), zap.String("routes_to", string(p.typ)))
 	}
 	p.log.Info("FlagCX device adaptor ready", zap.String("backend", string(p.typ)), zap.String("vendor", vendorOf(b)))
+	fastSetup(p)
 }
 
 // nameOf is the plugin's name for a backend: "flagshim:cuda".

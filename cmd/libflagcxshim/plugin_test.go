@@ -43,12 +43,15 @@ func TestPluginOnFakes(t *testing.T) {
 		underROCm    bool   // the fake lives under a /rocm/ folder (AMD's runtime, by its path)
 		want         string // getVendor
 		dma          string
+		direct       string // "1": the hot fields are direct calls (they never enter Go)
+		off          bool   // FLAGOS_FLAGCX_DIRECT=0
 	}{
-		{name: "cuda NVIDIA", vendor: "cuda", names: "NVIDIA H100 80GB HBM3,NVIDIA H100 80GB HBM3", want: "NVIDIA", dma: "1"},
-		{name: "cuda Iluvatar", vendor: "cuda", names: "Iluvatar BI-V150,Iluvatar BI-V150", want: "ILUVATAR_COREX", dma: "1"},
-		{name: "cuda unknown maker", vendor: "cuda", want: "UNKNOWN", dma: "1"},
-		{name: "musa", vendor: "musa", want: "MUSA", dma: "0"},
-		{name: "hip AMD", vendor: "hip", underROCm: true, want: "AMD", dma: "1"},
+		{name: "cuda NVIDIA", vendor: "cuda", names: "NVIDIA H100 80GB HBM3,NVIDIA H100 80GB HBM3", want: "NVIDIA", dma: "1", direct: "1"},
+		{name: "cuda Iluvatar", vendor: "cuda", names: "Iluvatar BI-V150,Iluvatar BI-V150", want: "ILUVATAR_COREX", dma: "1", direct: "1"},
+		{name: "cuda unknown maker", vendor: "cuda", want: "UNKNOWN", dma: "1", direct: "1"},
+		{name: "cuda direct calls off", vendor: "cuda", want: "UNKNOWN", dma: "1", direct: "0", off: true},
+		{name: "musa", vendor: "musa", want: "MUSA", dma: "0", direct: "1"},
+		{name: "hip AMD", vendor: "hip", underROCm: true, want: "AMD", dma: "1", direct: "1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -75,7 +78,10 @@ func TestPluginOnFakes(t *testing.T) {
 			if c.names != "" {
 				env = append(env, "FAKE_DEVICE_NAMES="+c.names)
 			}
-			cmd := exec.Command(prog, lib, "flagshim:"+c.vendor, c.want, c.dma)
+			if c.off {
+				env = append(env, directEnv+"=0")
+			}
+			cmd := exec.Command(prog, lib, "flagshim:"+c.vendor, c.want, c.dma, c.direct)
 			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)

@@ -78,6 +78,7 @@ func streamCreate(dev int, out uintptr) result {
 			return errors.New("calloc of a stream object failed")
 		}
 		streams.Store(obj, st)
+		register(obj, st.Handle(), st.Device(), kindStream)
 		*(*uintptr)(clib.Ptr(out)) = obj
 		return nil
 	})
@@ -101,6 +102,7 @@ func streamCopy(dev int, out, native uintptr) result {
 			return errors.New("calloc of a stream object failed")
 		}
 		streams.Store(obj, st)
+		register(obj, st.Handle(), st.Device(), kindStream)
 		*(*uintptr)(clib.Ptr(out)) = obj
 		return nil
 	})
@@ -116,6 +118,7 @@ func streamRelease(fn string, obj uintptr, destroy bool) result {
 	if !ok {
 		return bad(fn, fmt.Sprintf("stream %#x is not a live stream of this plugin", obj))
 	}
+	fastForget(obj)
 	st := v.(*driver.Stream)
 	var err error
 	if destroy || st.Foreign() {
@@ -228,6 +231,7 @@ func eventCreate(dev int, out uintptr, kind int) result {
 			return errors.New("calloc of an event object failed")
 		}
 		events.Store(obj, ev)
+		register(obj, ev.Handle(), ev.Device(), kindEvent)
 		*(*uintptr)(clib.Ptr(out)) = obj
 		return nil
 	})
@@ -242,6 +246,7 @@ func eventDestroy(obj uintptr) result {
 	if !ok {
 		return bad(fn, fmt.Sprintf("event %#x is not a live event of this plugin", obj))
 	}
+	fastForget(obj)
 	err := v.(*driver.Event).Destroy()
 	*(*uintptr)(clib.Ptr(obj)) = 0
 	cFree(obj)

@@ -98,6 +98,7 @@ _Static_assert(offsetof(struct adaptor, getHandleForAddressRange) == 32 + 47 * 8
 
 static struct adaptor a;
 static int (*last_error)(char *, int);
+static uint64_t (*go_entries)(void); /* the plugin's entries into Go from its fields */
 
 static void fail(const char *what, int line, int got) {
 	char why[1024] = "";
@@ -118,6 +119,7 @@ static void *load(const char *path) {
 	CHECK(p != NULL, "dlsym flagcxDeviceAdaptorPlugin_v1");
 	memcpy(&a, p, sizeof a);
 	last_error = (int (*)(char *, int))dlsym(h, "flagcxshim_last_error");
+	go_entries = (uint64_t (*)(void))dlsym(h, "flagcxshim_go_entries");
 	return h;
 }
 
@@ -159,7 +161,7 @@ static void all_set(const unsigned char *p, size_t n, unsigned char v, const cha
 	for (size_t i = 0; i < n; i++) if (p[i] != v) fail(what, __LINE__, p[i]);
 }
 
-static void drive(const char *vendor, int dma) {
+static void drive(const char *vendor, int dma, int direct) {
 	int n = -1, d = -1;
 	OKAY(a.getDeviceCount(&n));
 	CHECK(n == 2, "two fake devices");
@@ -348,6 +350,44 @@ static void drive(const char *vendor, int dma) {
 	CHECK(last_error && last_error(why, sizeof why) > 0 && why[0], "flagshim's reason is kept");
 	printf("ok bad input (last: %s)\n", why);
 
+	/* direct calls: where the backend's shapes are CUDA's, the hot fields
+	 * never enter Go (the count of entries stays put), and a driver's
+	 * failure enters Go once, for flagshim's reason */
+	CHECK(ev == NULL && e1 != NULL, "the refused eventCreate cleared ev; e1 lives");
+	CHECK(go_entries != NULL, "flagcxshim_go_entries is exported");
+	OKAY(a.streamSynchronize(s));
+	uint64_t before = go_entries();
+	for (int i = 0; i < 50; i++) {
+		OKAY(a.deviceMemset(hp, i, 4, HOST, NULL));
+		OKAY(a.deviceMemcpy(dp, hp, 4, HTOD, s, NULL));
+		OKAY(a.deviceMemcpy(dp + 16, dp, 4, DTOD, s, NULL));
+		OKAY(a.eventRecord(e1, s));
+		OKAY(a.deviceMemcpy(hp + 32, dp + 16, 4, DTOH, s, NULL));
+		OKAY(a.eventSynchronize(e1));
+		OKAY(a.streamSynchronize(s));
+		all_set(hp + 32, 4, (unsigned char)i, "a round trip through direct calls");
+		OKAY(a.eventQuery(e1));
+		OKAY(a.streamQuery(s));
+		void *m = NULL;
+		OKAY(a.deviceMalloc(&m, 1 << 20, DEVICE, NULL));
+		CHECK(m != NULL, "device memory from a direct call");
+		OKAY(a.deviceFree(m, DEVICE, NULL));
+	}
+	uint64_t entered = go_entries() - before;
+	if (direct) CHECK(entered == 0, "the hot fields do not enter Go");
+	else CHECK(entered > 0, "the hot fields go through Go (direct calls off)");
+	before = go_entries();
+	EXPECT(a.deviceMemcpy(dp + 255, hp, 8, HTOD, s, NULL), INVALID); /* past the allocation: the driver refuses */
+	memset(why, 0, sizeof why);
+	CHECK(last_error(why, sizeof why) > 0 && strstr(why, "deviceMemcpy") && strstr(why, "MemcpyHtoDAsync") &&
+		strstr(why, "device 1"), "a direct call's failure carries flagshim's reason");
+	if (direct) CHECK(go_entries() - before == 1, "a failure enters Go once");
+	void *huge = NULL;
+	EXPECT(a.deviceMalloc(&huge, (size_t)1 << 50, DEVICE, NULL), UNHANDLED); /* out of memory */
+	CHECK(huge == NULL, "no memory on failure");
+	CHECK(last_error(why, sizeof why) > 0 && strstr(why, "deviceMalloc"), "the allocation's reason");
+	printf("ok direct calls %d (%llu Go entries in 50 rounds; failure: %s)\n", direct, (unsigned long long)entered, why);
+
 	/* release everything */
 	OKAY(a.eventDestroy(ev));
 	OKAY(a.eventDestroy(e0));
@@ -365,10 +405,10 @@ static void drive(const char *vendor, int dma) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 5) { fprintf(stderr, "usage: %s PLUGIN NAME VENDOR DMA\n", argv[0]); return 2; }
+	if (argc != 6) { fprintf(stderr, "usage: %s PLUGIN NAME VENDOR DMA DIRECT\n", argv[0]); return 2; }
 	void *h = load(argv[1]);
 	check_fields(argv[2]);
-	drive(argv[3], atoi(argv[4]));
+	drive(argv[3], atoi(argv[4]), atoi(argv[5]));
 	void *first = (void *)a.getDeviceCount;
 	CHECK(dlclose(h) == 0, "dlclose");
 	/* FlagCX's next handle init: dlopen again, copy again, use again */

@@ -1,0 +1,90 @@
+//go:build cgo
+
+package main
+
+/*
+#include "fast.h"
+*/
+import "C"
+
+import (
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/driver"
+)
+
+// The Go side of fast.c's direct calls: when the backend is chosen, the
+// addresses of the driver functions the hot fields need, resolved and
+// checked by flagshim's core, go to the C table; each device's selector
+// (its retained primary context, or its ordinal) is published when the
+// plugin first uses the device; every live stream and event is registered
+// with its handle and device. Then streamSynchronize, streamQuery,
+// eventRecord (on a stream), eventSynchronize, eventQuery, deviceMemcpy on
+// a stream and deviceMalloc/deviceFree of device memory never enter Go,
+// except on a driver's failure (flagcxshim_go_fastFail).
+
+// fxOps are the operations of fast.h's FX_STREAM_SYNC.. FX_MEM_FREE, in
+// order (FX_SELECT is DirectCalls' selection function).
+var fxOps = [C.FX_NOPS - 1]driver.Op{
+	driver.OpStreamSynchronize, driver.OpStreamQuery, driver.OpEventRecord, driver.OpEventSynchronize,
+	driver.OpEventQuery, driver.OpMemcpyHtoDAsync, driver.OpMemcpyDtoHAsync, driver.OpMemcpyDtoDAsync,
+	driver.OpMemAlloc, driver.OpMemFree,
+}
+
+// directEnv turns the direct calls off when "0" (every field then enters
+// Go, as before them: for comparing the two).
+const directEnv = "FLAGOS_FLAGCX_DIRECT"
+
+func init() {
+	fastSetup = func(p *plugin) {
+		if os.Getenv(directEnv) == "0" {
+			p.log.Info("direct calls off", zap.String("by", directEnv))
+			return
+		}
+		sel, fns, err := p.b.DirectCalls(fxOps[:]...)
+		if err != nil {
+			p.log.Info("direct calls off: the hot fields go through Go", zap.Error(err))
+			return
+		}
+		n, err := p.b.DeviceCount()
+		if err != nil || n <= 0 {
+			p.log.Info("direct calls off: no device count", zap.Error(err))
+			return
+		}
+		var addrs [C.FX_NOPS]C.uintptr_t
+		var ops [C.FX_NOPS]C.int
+		addrs[0] = C.uintptr_t(sel)
+		for i, op := range fxOps {
+			addrs[i+1], ops[i+1] = C.uintptr_t(fns[i]), C.int(op)
+		}
+		C.flagcxshim_fast_enable(&addrs[0], &ops[0], C.int(p.b.NotReadyCode()), C.int(n))
+		p.direct = true
+		p.log.Info("direct calls on", zap.Int("devices", n))
+	}
+	fastPublish = func(b *driver.Backend, dev int) {
+		if sel, err := b.Selector(dev); err == nil {
+			C.flagcxshim_fast_publish(C.int(dev), C.uintptr_t(sel))
+		}
+	}
+	fastRegister = func(obj, h uintptr, dev, kind int) bool {
+		return C.flagcxshim_fast_register(clib.Ptr(obj), C.uintptr_t(h), C.int(dev), C.int(kind)) != 0
+	}
+	fastForget = func(obj uintptr) { C.flagcxshim_fast_forget(clib.Ptr(obj)) }
+}
+
+//export flagcxshim_go_fastFail
+func flagcxshim_go_fastFail(fn *C.char, dev, op, code, selecting C.int) C.int {
+	name := C.GoString(fn)
+	b, err := the.backend()
+	if err != nil {
+		return C.int(fail(name, err))
+	}
+	err = b.DirectError(int(dev), driver.Op(op), int(code), selecting != 0)
+	if err == nil { // not a failure after all (fast.c passes only codes other than 0)
+		return C.int(resSuccess)
+	}
+	return C.int(fail(name, err))
+}
