@@ -96,8 +96,12 @@ static struct fx_entry *fx_slot(struct fx_entry *tab, size_t cap, uintptr_t obj)
 		if (tab[i].obj == obj || tab[i].obj == 0) return &tab[i];
 }
 
+/* fx_grow rebuilds the table without its tombstones, at least four times
+ * the live entries: churn (create, destroy) never grows it. */
 static int fx_grow(void) {
-	size_t cap = fx_cap ? fx_cap * 2 : 64;
+	size_t live = 1, cap = 64;
+	for (size_t i = 0; i < fx_cap; i++) live += fx_tab[i].obj > 1;
+	while (cap < 4 * live) cap *= 2;
 	struct fx_entry *tab = calloc(cap, sizeof *tab);
 	if (tab == NULL) return 0;
 	size_t n = 0;

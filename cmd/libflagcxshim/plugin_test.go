@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestDecideAtLoad(t *testing.T) {
 }
 
 // buildFake builds the registered vendor name's fake driver into dir.
-func buildFake(t *testing.T, name, dir string) string {
+func buildFake(t testing.TB, name, dir string) string {
 	t.Helper()
 	v, ok := vendors.Lookup(device.Type(name))
 	require.True(t, ok, "no vendor %s", name)
@@ -164,4 +165,37 @@ func TestVendorVocabulary(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "NVIDIA", flagcxVendors["NVIDIA"])
+}
+
+// BenchmarkPluginFields times the plugin's hot fields on the fake CUDA
+// driver (testdata/plugin_bench.c, a C loop over the fields), with the
+// direct calls on and off (FLAGOS_FLAGCX_DIRECT=0: every field enters Go),
+// reporting each case's nanoseconds per operation.
+func BenchmarkPluginFields(b *testing.B) {
+	cc := dltest.CC()
+	if runtime.GOOS != "linux" || cc == "" {
+		b.Skip("needs Linux and a C compiler for -buildmode=c-shared")
+	}
+	lib := dltest.GoBuild(b, ".", "libflagcxshim.so", "-buildmode=c-shared")
+	prog := filepath.Join(dltest.PrivateDir(b), "plugin_bench")
+	args := append(strings.Fields(cc)[1:], "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Werror", "-I", dltest.Abs(b, "."), "-o", prog,
+		dltest.Abs(b, "testdata/plugin_bench.c"), "-ldl")
+	out, err := exec.Command(strings.Fields(cc)[0], args...).CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	fake := buildFake(b, "cuda", dltest.PrivateDir(b))
+	for _, mode := range []struct{ name, env string }{{"direct", "1"}, {"go", "0"}} {
+		b.Run(mode.name, func(b *testing.B) {
+			cmd := exec.Command(prog, lib, strconv.Itoa(max(b.N, 1000)))
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "FLAGOS_BACKEND=cuda", "FLAGOS_PROBE=exact", "FLAGOS_LIBCUDA_PATH=" + fake, directEnv + "=" + mode.env}
+			out, err := cmd.CombinedOutput()
+			require.NoError(b, err, "%s", out)
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				f := strings.Fields(line)
+				require.Len(b, f, 2, "%q", line)
+				ns, err := strconv.ParseFloat(f[1], 64)
+				require.NoError(b, err)
+				b.ReportMetric(ns, f[0]+"-ns/op")
+			}
+		})
+	}
 }
