@@ -78,8 +78,14 @@ static flagcxResult_t fx_gdrMemFree(void *ptr, void *memHandle) {
 	(void)memHandle;
 	return R(flagcxshim_go_gdrMemFree(DEV, ptr));
 }
-static flagcxResult_t fx_streamCreate(flagcxStream_t *stream) { return R(flagcxshim_go_streamCreate(DEV, stream)); }
-static flagcxResult_t fx_streamDestroy(flagcxStream_t stream) { return R(flagcxshim_go_streamDestroy(stream)); }
+static flagcxResult_t fx_streamCreate(flagcxStream_t *stream) {
+	FAST(fx_fast_streamCreate(DEV, stream, &fast_r));
+	return R(flagcxshim_go_streamCreate(DEV, stream));
+}
+static flagcxResult_t fx_streamDestroy(flagcxStream_t stream) {
+	FAST(fx_fast_streamDestroy(stream, &fast_r));
+	return R(flagcxshim_go_streamDestroy(stream));
+}
 static flagcxResult_t fx_streamCopy(flagcxStream_t *newStream, void *oldStream) { return R(flagcxshim_go_streamCopy(DEV, newStream, oldStream)); }
 static flagcxResult_t fx_streamFree(flagcxStream_t stream) { return R(flagcxshim_go_streamFree(stream)); }
 static flagcxResult_t fx_streamSynchronize(flagcxStream_t stream) {

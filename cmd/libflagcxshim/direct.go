@@ -9,6 +9,7 @@ var (
 	fastPublish  = func(*driver.Backend, int) {}
 	fastRegister = func(obj, h uintptr, dev, kind int) bool { return true }
 	fastForget   = func(obj uintptr) {}
+	fastAdopt    = func(obj uintptr) (h uintptr, dev int, ok bool) { return 0, 0, false }
 )
 
 // The kinds of registered objects (fast.h's FX_STREAM, FX_EVENT).
@@ -33,4 +34,24 @@ func register(obj, h uintptr, dev, kind int) {
 	}
 	publish(dev)
 	_ = fastRegister(obj, h, dev, kind)
+}
+
+// adopt gives the Go path an object for a stream fast.c made (a wrapper of
+// its handle: the native stream stays fast.c's, which streamDestroy
+// destroys), stored in streams; false when obj is no such stream.
+func adopt(obj uintptr) bool {
+	h, dev, ok := fastAdopt(obj)
+	if !ok {
+		return false
+	}
+	b, err := the.backend()
+	if err != nil {
+		return false
+	}
+	st, err := b.ForeignStream(dev, h)
+	if err != nil {
+		return false
+	}
+	streams.LoadOrStore(obj, st)
+	return true
 }

@@ -26,6 +26,7 @@
  *   CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream)
  *   CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, size_t, CUstream)
  *   CUresult cuMemAlloc_v2(CUdeviceptr *, size_t), cuMemFree_v2(CUdeviceptr)
+ *   CUresult cuStreamCreate(CUstream *, unsigned int), cuStreamDestroy_v2(CUstream)
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -48,11 +49,12 @@ typedef int (*fx_f4)(uintptr_t, uintptr_t, uintptr_t, uintptr_t);
 static uintptr_t fx_fn[FX_NOPS];
 static int fx_op[FX_NOPS]; /* the core's operation numbers, for DirectError */
 static int fx_notReady = -1;
+static unsigned fx_nonBlocking; /* CU_STREAM_NON_BLOCKING's number, as the Go path's streams */
 static int fx_ndev;
 static uintptr_t *fx_sel; /* by device: the selector, 0 until published */
 static int fx_on;         /* set (release) once the above are written */
 
-void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, int notReady, int ndev) {
+void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, int notReady, int ndev, unsigned nonBlocking) {
 	if (__atomic_load_n(&fx_on, __ATOMIC_ACQUIRE) || ndev <= 0) return;
 	fx_sel = calloc((size_t)ndev, sizeof *fx_sel);
 	if (fx_sel == NULL) return;
@@ -61,6 +63,7 @@ void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, int notReady, 
 		fx_op[i] = ops[i];
 	}
 	fx_notReady = notReady;
+	fx_nonBlocking = nonBlocking;
 	fx_ndev = ndev;
 	__atomic_store_n(&fx_on, 1, __ATOMIC_RELEASE);
 }
@@ -139,6 +142,25 @@ void flagcxshim_fast_forget(void *obj) {
 	pthread_rwlock_unlock(&fx_lock);
 }
 
+/* flagcxshim_fast_adopt: the Go path needs a Go object for a stream fast.c
+ * made; its handle and device, and the entry marked (streamDestroy then
+ * lets Go drop its object). 0 when obj is no such stream. */
+int flagcxshim_fast_adopt(void *obj, uintptr_t *handle, int *dev) {
+	int ok = 0;
+	pthread_rwlock_wrlock(&fx_lock);
+	if (fx_cap) {
+		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)obj);
+		if (e->obj == (uintptr_t)obj && (e->kind & (3 | FX_OWNED)) == (FX_STREAM | FX_OWNED)) {
+			e->kind |= FX_WRAPPED;
+			*handle = e->handle;
+			*dev = e->dev;
+			ok = 1;
+		}
+	}
+	pthread_rwlock_unlock(&fx_lock);
+	return ok;
+}
+
 /* fx_find copies obj's handle and device out when it is a live object of
  * kind; 0 otherwise. */
 static int fx_find(const void *obj, int kind, uintptr_t *handle, int *dev) {
@@ -147,7 +169,7 @@ static int fx_find(const void *obj, int kind, uintptr_t *handle, int *dev) {
 	pthread_rwlock_rdlock(&fx_lock);
 	if (fx_cap) {
 		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)obj);
-		if (e->obj == (uintptr_t)obj && e->kind == kind) {
+		if (e->obj == (uintptr_t)obj && (e->kind & 3) == kind) {
 			*handle = e->handle;
 			*dev = e->dev;
 			ok = 1;
@@ -252,5 +274,51 @@ int fx_fast_free(int dev, void *ptr, int kind, flagcxStream_t s, flagcxResult_t 
 	uintptr_t sel;
 	if (ptr == NULL || kind != flagcxMemDevice || s != NULL || (sel = fx_selector(dev)) == 0) return 0;
 	*r = fx_call("deviceFree", dev, sel, FX_MEM_FREE, 0, 1, (uintptr_t)ptr, 0, 0, 0);
+	return 1;
+}
+
+/* streamCreate on the thread's device: a two-word object (the handle, then
+ * 0) made here, registered FX_OWNED; the Go path makes a Go object for it
+ * only if one of its fields needs it (flagcxshim_fast_adopt). */
+int fx_fast_streamCreate(int dev, flagcxStream_t *out, flagcxResult_t *r) {
+	uintptr_t sel;
+	if (out == NULL || (sel = fx_selector(dev)) == 0) return 0;
+	uintptr_t *obj = calloc(2, sizeof *obj);
+	if (obj == NULL) return 0; /* the Go path says why */
+	*out = NULL;
+	uintptr_t h = 0;
+	*r = fx_call("streamCreate", dev, sel, FX_STREAM_CREATE, 0, 2, (uintptr_t)&h, fx_nonBlocking, 0, 0);
+	if (*r != flagcxSuccess) {
+		free(obj);
+		return 1;
+	}
+	obj[0] = h;
+	if (!flagcxshim_fast_register(obj, h, dev, FX_STREAM | FX_OWNED)) { /* no room: undo, and let Go make it */
+		((fx_f1)fx_fn[FX_STREAM_DESTROY])(h);
+		free(obj);
+		return 0;
+	}
+	*out = (flagcxStream_t)obj;
+	return 1;
+}
+
+/* streamDestroy of a stream fast.c made (others: the Go path). */
+int fx_fast_streamDestroy(flagcxStream_t s, flagcxResult_t *r) {
+	struct fx_entry got = {0};
+	if (s == NULL) return 0;
+	pthread_rwlock_wrlock(&fx_lock);
+	if (fx_cap) {
+		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)s);
+		if (e->obj == (uintptr_t)s && (e->kind & (3 | FX_OWNED)) == (FX_STREAM | FX_OWNED)) {
+			got = *e;
+			e->obj = 1;
+		}
+	}
+	pthread_rwlock_unlock(&fx_lock);
+	if (got.obj == 0) return 0;
+	if (got.kind & FX_WRAPPED) GO(flagcxshim_go_streamForget(s)); /* drop the Go path's object */
+	*(uintptr_t *)s = 0;
+	*r = fx_call("streamDestroy", got.dev, fx_selector(got.dev), FX_STREAM_DESTROY, 0, 1, got.handle, 0, 0, 0);
+	free(s);
 	return 1;
 }

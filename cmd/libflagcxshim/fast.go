@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"os"
+	"unsafe"
 
 	"go.uber.org/zap"
 
@@ -23,7 +24,8 @@ import (
 // plugin first uses the device; every live stream and event is registered
 // with its handle and device. Then streamSynchronize, streamQuery,
 // eventRecord (on a stream), eventSynchronize, eventQuery, deviceMemcpy on
-// a stream and deviceMalloc/deviceFree of device memory never enter Go,
+// a stream, deviceMalloc/deviceFree of device memory and streamCreate/
+// streamDestroy never enter Go,
 // except on a driver's failure (flagcxshim_go_fastFail).
 
 // fxOps are the operations of fast.h's FX_STREAM_SYNC.. FX_MEM_FREE, in
@@ -31,7 +33,7 @@ import (
 var fxOps = [C.FX_NOPS - 1]driver.Op{
 	driver.OpStreamSynchronize, driver.OpStreamQuery, driver.OpEventRecord, driver.OpEventSynchronize,
 	driver.OpEventQuery, driver.OpMemcpyHtoDAsync, driver.OpMemcpyDtoHAsync, driver.OpMemcpyDtoDAsync,
-	driver.OpMemAlloc, driver.OpMemFree,
+	driver.OpMemAlloc, driver.OpMemFree, driver.OpStreamCreate, driver.OpStreamDestroy,
 }
 
 // directEnv turns the direct calls off when "0" (every field then enters
@@ -60,7 +62,7 @@ func init() {
 		for i, op := range fxOps {
 			addrs[i+1], ops[i+1] = C.uintptr_t(fns[i]), C.int(op)
 		}
-		C.flagcxshim_fast_enable(&addrs[0], &ops[0], C.int(p.b.NotReadyCode()), C.int(n))
+		C.flagcxshim_fast_enable(&addrs[0], &ops[0], C.int(p.b.NotReadyCode()), C.int(n), C.uint(p.b.Vendor().NonBlockingStream))
 		p.direct = true
 		p.log.Info("direct calls on", zap.Int("devices", n))
 	}
@@ -73,6 +75,12 @@ func init() {
 		return C.flagcxshim_fast_register(clib.Ptr(obj), C.uintptr_t(h), C.int(dev), C.int(kind)) != 0
 	}
 	fastForget = func(obj uintptr) { C.flagcxshim_fast_forget(clib.Ptr(obj)) }
+	fastAdopt = func(obj uintptr) (uintptr, int, bool) {
+		var h C.uintptr_t
+		var dev C.int
+		ok := C.flagcxshim_fast_adopt(clib.Ptr(obj), &h, &dev) != 0
+		return uintptr(h), int(dev), ok
+	}
 }
 
 //export flagcxshim_go_fastFail
@@ -87,4 +95,11 @@ func flagcxshim_go_fastFail(fn *C.char, dev, op, code, selecting C.int) C.int {
 		return C.int(resSuccess)
 	}
 	return C.int(fail(name, err))
+}
+
+//export flagcxshim_go_streamForget
+func flagcxshim_go_streamForget(obj unsafe.Pointer) {
+	if v, ok := streams.LoadAndDelete(addr(obj)); ok {
+		_ = v.(*driver.Stream).Destroy() // a wrapper (ForeignStream): the native stream is fast.c's to destroy
+	}
 }

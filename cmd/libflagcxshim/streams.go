@@ -45,6 +45,9 @@ func newObject(h uintptr) uintptr {
 // streamArg finds FlagCX's stream object.
 func streamArg(fn string, obj uintptr) (*driver.Stream, result) {
 	v, ok := streams.Load(obj)
+	if !ok && adopt(obj) {
+		v, ok = streams.Load(obj)
+	}
 	if !ok {
 		return nil, bad(fn, fmt.Sprintf("stream %#x is not a live stream of this plugin (streamCreate, streamCopy)", obj))
 	}
@@ -115,6 +118,9 @@ func streamRelease(fn string, obj uintptr, destroy bool) result {
 		return resSuccess
 	}
 	v, ok := streams.LoadAndDelete(obj)
+	if !ok && adopt(obj) { // streamFree of a stream fast.c made: the object goes, as for the Go path's
+		v, ok = streams.LoadAndDelete(obj)
+	}
 	if !ok {
 		return bad(fn, fmt.Sprintf("stream %#x is not a live stream of this plugin", obj))
 	}

@@ -372,6 +372,11 @@ static void drive(const char *vendor, int dma, int direct) {
 		OKAY(a.deviceMalloc(&m, 1 << 20, DEVICE, NULL));
 		CHECK(m != NULL, "device memory from a direct call");
 		OKAY(a.deviceFree(m, DEVICE, NULL));
+		stream_t x = NULL;
+		OKAY(a.streamCreate(&x));
+		CHECK(x && x->base, "a stream from a direct call, its handle first");
+		OKAY(a.streamSynchronize(x));
+		OKAY(a.streamDestroy(x));
 	}
 	uint64_t entered = go_entries() - before;
 	if (direct) CHECK(entered == 0, "the hot fields do not enter Go");
