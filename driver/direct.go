@@ -37,16 +37,12 @@ func (b *Backend) DirectCalls(ops ...Op) (sel uintptr, fns []uintptr, err error)
 	a := s.api
 	var why []string
 	for _, op := range append([]Op{a.selectOp()}, ops...) {
-		switch {
-		case !a.fn[op].OK():
-			why = append(why, a.sym(op)+" is missing")
-		case a.adapt[op] != nil:
-			why = append(why, a.sym(op)+" has the vendor's own shape (an adapter)")
-		case a.narrow[op]:
-			why = append(why, a.sym(op)+" is a 32-bit legacy function")
-		default:
-			fns = append(fns, a.fn[op].Addr())
+		p, no := a.directAddr(op)
+		if no != "" {
+			why = append(why, a.sym(op)+" "+no)
+			continue
 		}
+		fns = append(fns, p)
 	}
 	if len(why) > 0 {
 		return 0, nil, fmt.Errorf("%w: %s: %s", ErrNoDirectCalls, s.v.Type, strings.Join(why, "; "))

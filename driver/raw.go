@@ -173,3 +173,18 @@ func (a *api) callList(op Op, args []uintptr) int {
 	}
 	return clib.Code(a.fn[op].CallList(args))
 }
+
+// directAddr is op's address for a caller that calls it itself in CUDA's
+// shape (Backend.DirectCalls), or why it cannot: "is missing", "has the
+// vendor's own shape (an adapter)", "is a 32-bit legacy function".
+func (a *api) directAddr(op Op) (uintptr, string) {
+	switch {
+	case !a.fn[op].OK():
+		return 0, "is missing"
+	case a.adapt[op] != nil:
+		return 0, "has the vendor's own shape (an adapter)"
+	case a.narrow[op]:
+		return 0, "is a 32-bit legacy function"
+	}
+	return a.fn[op].Addr(), ""
+}
