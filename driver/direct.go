@@ -77,7 +77,7 @@ func (b *Backend) NotReadyCode() int {
 
 // DirectError is the error the core's own call gives when op returned code
 // on device index, or, with selecting, when making the device current
-// before op did.
+// before op did; nil for a code that means success.
 func (b *Backend) DirectError(index int, op Op, code int, selecting bool) error {
 	s, d, err := b.device(index)
 	if err != nil {
@@ -86,5 +86,9 @@ func (b *Backend) DirectError(index int, op Op, code int, selecting bool) error 
 	if selecting {
 		op = s.api.selectOp()
 	}
-	return s.opErr(op, d, s.api.check(op, code))
+	cerr := s.api.check(op, code)
+	if cerr == nil {
+		return nil // success: no error, not a wrapped nil
+	}
+	return s.opErr(op, d, cerr)
 }
