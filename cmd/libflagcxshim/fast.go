@@ -36,10 +36,6 @@ var fxOps = [C.FX_NOPS - 1]driver.Op{
 	driver.OpMemAlloc, driver.OpMemFree, driver.OpStreamCreate, driver.OpStreamDestroy,
 }
 
-// directEnv turns the direct calls off when "0" (every field then enters
-// Go, as before them: for comparing the two).
-const directEnv = "FLAGOS_FLAGCX_DIRECT"
-
 func init() {
 	fastSetup = func(p *plugin) {
 		if os.Getenv(directEnv) == "0" {
