@@ -154,12 +154,17 @@ func MustChild(tb testing.TB, name string, env ...string) string {
 }
 
 // MustChildIn runs RunChildIn and fails tb with the child's output when it
-// fails.
+// fails. A child that skipped skips tb with the child's reason: its exit
+// status alone reads as a pass, and a skip in a child must not look like
+// a passing test in its parent.
 func MustChildIn(tb testing.TB, dir, name string, env ...string) string {
 	tb.Helper()
 	out, err := RunChildIn(tb, dir, name, env...)
 	if err != nil {
 		tb.Fatalf("child %s (%s): %v\n%s", name, strings.Join(env, " "), err, out)
+	}
+	if i := strings.Index(out, "--- SKIP: "+name+" ("); i >= 0 {
+		tb.Skipf("child %s skipped:\n%s", name, strings.TrimSpace(out[i:]))
 	}
 	return out
 }
