@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -143,6 +144,57 @@ func TestFormatUUID(t *testing.T) {
 	u := [16]byte{0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f}
 	assert.Equal(t, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f", FormatUUID("GPU-", u))
 	assert.Equal(t, "00000000-0000-0000-0000-000000000000", FormatUUID("", [16]byte{}))
+}
+
+// A vendor's FormatUUID: the bytes in its form. ROCm's hold the 16 hex
+// digits of ROCr's "GPU-<16 hex digits>" as characters (UUIDHexText).
+func TestVendorFormatUUID(t *testing.T) {
+	text := func(s string) (u [16]byte) {
+		copy(u[:], s)
+		return u
+	}
+	bin := [16]byte{0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f}
+	for _, tt := range []struct {
+		name string
+		form UUIDForm
+		u    [16]byte
+		want string
+	}{
+		{"binary, as CUDA", UUIDBinary, bin, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f"},
+		{"ROCm: 16 hex digits", UUIDHexText, text("1234abcd5678ef01"), "GPU-1234abcd5678ef01"},
+		{"ROCm: upper case digits, as KFD's lower case", UUIDHexText, text("1234ABCD5678EF01"), "GPU-1234abcd5678ef01"},
+		{"ROCm: leading zeros kept", UUIDHexText, text("00000000000000a1"), "GPU-00000000000000a1"},
+		{"ROCm: an agent without a UUID (\"GPU-XX\")", UUIDHexText, text("XX"), ""},
+		{"ROCm: all NUL", UUIDHexText, [16]byte{}, ""},
+		{"ROCm: zero", UUIDHexText, text("0000000000000000"), ""},
+		{"ROCm: fewer than 16 digits", UUIDHexText, text("1234abcd"), ""},
+		{"ROCm: not hex", UUIDHexText, text("1234abcd5678ef0g"), ""},
+		{"ROCm: binary bytes", UUIDHexText, bin, ""},
+		{"ROCm: a sign", UUIDHexText, text("+234abcd5678ef01"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Vendor{UUIDPrefix: "GPU-", UUIDForm: tt.form}
+			assert.Equal(t, tt.want, v.FormatUUID(tt.u))
+		})
+	}
+}
+
+func FuzzVendorFormatUUIDText(f *testing.F) {
+	f.Add([]byte("0123456789abcdef"))
+	f.Add([]byte("XX"))
+	re := regexp.MustCompile(`^GPU-[0-9a-f]{16}$`)
+	v := Vendor{UUIDPrefix: "GPU-", UUIDForm: UUIDHexText}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var u [16]byte
+		copy(u[:], b)
+		s := v.FormatUUID(u)
+		if s == "" {
+			return
+		}
+		if !re.MatchString(s) || !strings.EqualFold(s[4:], string(u[:])) {
+			t.Fatalf("%q from %q", s, u)
+		}
+	})
 }
 
 func FuzzFormatUUID(f *testing.F) {

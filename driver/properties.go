@@ -69,7 +69,7 @@ func (b *Backend) Properties(index int) (device.Properties, error) {
 		u, err := a.deviceUUID(d)
 		switch {
 		case err == nil:
-			p.UUID = FormatUUID(b.v.UUIDPrefix, u)
+			p.UUID = b.v.FormatUUID(u) // "" when the bytes hold no UUID: unknown
 		case errors.Is(err, device.ErrNotSupported):
 			// The function is there but this device cannot tell
 			// (AscendCL's aclrtDeviceGetUuid on some chips): no UUID.
@@ -110,6 +110,44 @@ func (s *state) totalMem(d *devState) (uint64, error) {
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
 func FormatUUID(prefix string, u [16]byte) string {
 	return fmt.Sprintf("%s%x-%x-%x-%x-%x", prefix, u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// UUIDForm is what a vendor's device-UUID function writes into its 16
+// bytes.
+type UUIDForm int
+
+const (
+	// UUIDBinary: the UUID's 16 bytes (CUDA's CUuuid), written as
+	// nvidia-smi writes them (FormatUUID).
+	UUIDBinary UUIDForm = iota
+	// UUIDHexText: the 16 hexadecimal digits of the UUID's body as
+	// characters, without a NUL, as ROCm's hipDeviceGetUuid fills them:
+	// ROCr gives an agent's UUID as the string "GPU-" and 16 hex digits
+	// (hsa_ext_amd.h, HSA_AMD_AGENT_INFO_UUID; "GPU-XX" for an agent
+	// without one), clr keeps the 16 characters after "GPU-"
+	// (ROCm/clr @0053584a rocclr/device/rocm/rocdevice.cpp,
+	// populateOCLDeviceConstants) and hipDeviceGetUuid strncpy's them into
+	// the bytes (hipamd/src/hip_device_runtime.cpp); llama.cpp's ggml-cuda
+	// reads them back the same way (ggml-org/llama.cpp
+	// ggml/src/ggml-cuda/ggml-cuda.cu: stoull of the 16 bytes, base 16,
+	// then "GPU-%016llx"). Written after the prefix in lower case, as the
+	// KFD topology's unique_id gives the same device ("GPU-%016x").
+	UUIDHexText
+)
+
+// FormatUUID writes a device-UUID function's 16 bytes in the vendor's
+// form (UUIDForm), after its UUIDPrefix. "" when they hold no UUID: a
+// UUIDHexText whose bytes are not 16 hex digits ("XX", ROCr's answer for
+// an agent without a UUID) or are all zero.
+func (v *Vendor) FormatUUID(u [16]byte) string {
+	if v.UUIDForm != UUIDHexText {
+		return FormatUUID(v.UUIDPrefix, u)
+	}
+	n, err := strconv.ParseUint(string(u[:]), 16, 64)
+	if err != nil || n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s%016x", v.UUIDPrefix, n)
 }
 
 // DriverVersion is the driver's version, decoded with the vendor's

@@ -83,6 +83,10 @@ type Vendor struct {
 	VersionBase int
 	// UUIDPrefix prefixes formatted UUIDs: "GPU-" as nvidia-smi writes them.
 	UUIDPrefix string
+	// UUIDForm is what OpDeviceUUID's 16 bytes hold: the UUID itself
+	// (UUIDBinary, the zero value: CUDA's CUuuid) or its body's characters
+	// (UUIDHexText: ROCm's hipDeviceGetUuid).
+	UUIDForm UUIDForm
 	// VisibleEnv names the variables the vendor runtime applies to hide
 	// devices (CUDA_VISIBLE_DEVICES); the core only reports them.
 	VisibleEnv []string

@@ -148,6 +148,20 @@ func (s *Suite) Test(t *testing.T) {
 }
 
 // pciBusID is the fake's PCI bus id of device i.
+// fakeUUID is device i's UUID as the kit's fakes give it (byte k is
+// 0x10*(i+1)+k; a fake of ROCm's form writes the first eight as 16 hex
+// digits: FAKE_UUID_TEXT), in the vendor's form.
+func (s *Suite) fakeUUID(i int) string {
+	var u [16]byte
+	for k := range u {
+		u[k] = byte(0x10*(i+1) + k)
+	}
+	if s.Vendor.UUIDForm == driver.UUIDHexText {
+		return fmt.Sprintf("%s%x", s.Vendor.UUIDPrefix, u[:8])
+	}
+	return driver.FormatUUID(s.Vendor.UUIDPrefix, u)
+}
+
 func (s *Suite) pciBusID(i int) string {
 	f := s.PCIBusID
 	if f == "" {

@@ -12,13 +12,12 @@ import (
 
 // suite runs the driver core's conformance cases against the fake
 // libamdhip64.so.6 (testdata/fake_libamdhip64.c: the kit's
-// fake_hipfamily.c under HIP's names), each in a child process.
-// suite gives no Presence: the exact tier formats hipDeviceGetUuid's 16
-// bytes as CUDA's, while KFD gives "GPU-<16 hex digits>", and which form
-// ROCm's bytes hold is not confirmed (docs/identity.md, "What is not
-// settled"), so the two tiers' records are not compared yet.
+// fake_hipfamily.c under HIP's names, hipDeviceGetUuid in ROCm's form),
+// each in a child process; its presence tier is a KFD topology describing
+// the same devices (kfdPresence), so record_tiers compares both tiers'
+// records.
 var suite = &drivertest.Suite{Vendor: Vendor(), NewBackend: New, Version: [2]int{6, 2},
-	PCIBusID: "0000:%02x:00.0", FakeNames: map[int]string{1054: "hipErrorTbd"}}
+	PCIBusID: "0000:%02x:00.0", FakeNames: map[int]string{1054: "hipErrorTbd"}, Presence: kfdPresence}
 
 func TestMain(m *testing.M) { drivertest.Main(m) }
 

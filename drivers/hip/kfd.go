@@ -68,8 +68,9 @@ func KFD(e *presence.Env) (r presence.Report) {
 		return r
 	}
 	var all []presence.Device
+	name := namer(e, &r.Notes)
 	for _, n := range nodes {
-		d, ok := kfdNode(e, n.N, &r.Notes)
+		d, ok := kfdNode(e, n.N, &r.Notes, name)
 		if ok {
 			d.Index = len(all)
 			all = append(all, d)
@@ -102,8 +103,9 @@ func KFD(e *presence.Env) (r presence.Report) {
 }
 
 // kfdNode reads node id; ok is false for a CPU node or one this process
-// may not read (noted).
-func kfdNode(e *presence.Env, id int, notes *[]string) (presence.Device, bool) {
+// may not read (noted). Its name is the runtime's (marketing.go) where
+// amdgpu.ids has the device, else KFD's ASIC name.
+func kfdNode(e *presence.Env, id int, notes *[]string, marketing func(addr string) (string, bool)) (presence.Device, bool) {
 	dir := path.Join(kfdNodes, fmt.Sprint(id))
 	props, err := readProps(e, dir+"/properties")
 	if err != nil {
@@ -126,6 +128,9 @@ func kfdNode(e *presence.Env, id int, notes *[]string) (presence.Device, bool) {
 	}
 	if loc, ok := props["location_id"]; ok {
 		d.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", props["domain"], (loc>>8)&0xff, (loc>>3)&0x1f, loc&7)
+		if name, ok := marketing(d.PCIBusID); ok {
+			d.Name = name
+		}
 	}
 	if v := props["gfx_target_version"]; v != 0 {
 		d.Major, d.Minor = int(v/10000), int(v/100%100)

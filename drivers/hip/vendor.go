@@ -75,6 +75,7 @@ var vendor = &driver.Vendor{
 	EventNoTiming:     2,
 	VersionBase:       10000000, // 60241134 is 6.2
 	UUIDPrefix:        "GPU-",
+	UUIDForm:          driver.UUIDHexText, // ROCr's 16 hex digits as characters (driver.UUIDHexText says where)
 	VisibleEnv:        []string{ROCRVisibleDevicesEnv, VisibleDevicesEnv, CUDAVisibleDevicesEnv},
 	Visibility:        Visibility,
 	Presence:          presenceSources,

@@ -309,7 +309,18 @@ static int fake_device_get_uuid(unsigned char *uuid, int dev) {
 	FAKE_GUARD();
 	int i = fake_ordinal(dev);
 	if (i < 0) return 101;
+#ifdef FAKE_UUID_TEXT
+	/* ROCm's form: the 16 hex digits of the UUID's body as characters, no
+	 * NUL (driver.UUIDHexText): device 0 is "1011121314151617". */
+	static const char hex[] = "0123456789abcdef";
+	for (int k = 0; k < 8; k++) {
+		unsigned b = (unsigned)(0x10 * (i + 1) + k);
+		uuid[2 * k] = (unsigned char)hex[b >> 4];
+		uuid[2 * k + 1] = (unsigned char)hex[b & 15];
+	}
+#else
 	for (int k = 0; k < 16; k++) uuid[k] = (unsigned char)(0x10 * (i + 1) + k);
+#endif
 	return 0;
 }
 

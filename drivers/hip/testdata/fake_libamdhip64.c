@@ -7,7 +7,8 @@
  * is the ordinal, as CLR's hipDeviceGet returns it; hipDeviceGetAttribute
  * answers HIP's numbers only; hipGetDeviceCount with no device returns
  * hipErrorNoDevice; hipGetErrorName and hipGetErrorString return const
- * char *; hipDeviceGetPCIBusId writes CLR's "0000:18:00.0";
+ * char *; hipDeviceGetPCIBusId writes CLR's "0000:18:00.0"; hipDeviceGetUuid
+ * writes the 16 hex digits of the UUID's body as characters, as CLR does;
  * hipModuleLoadDataEx ignores its JIT options, as CLR does; the deprecated
  * context API (hipCtx*, hipDevicePrimaryCtx*) is absent. Variables:
  * FAKE_HIP_<NAME> or FAKE_<NAME> (fake_common.h).
@@ -16,4 +17,5 @@
 #define FAKE_ERR_PREFIX "HIP_"
 #define FAKE_DEFAULT_VERSION 60240092 /* HIP_VERSION of 6.2: 6*10000000 + 2*100000 + 40092 */
 #define FAKE_NO_DEVICE_TEXT "fake: no ROCm-capable device is detected"
+#define FAKE_UUID_TEXT /* hipDeviceGetUuid: ROCr's 16 hex digits as characters (driver.UUIDHexText) */
 #include "fake_hipfamily.c"
