@@ -78,6 +78,9 @@ func TestVendorValidate(t *testing.T) {
 	v.Adapters = map[Op]Adapter{OpDeviceGet: func(fn *clib.Func, args ...uintptr) int { return 0 }}
 	require.NoError(t, v.Validate(), "an adapter alone serves a required operation without a C function")
 	v = testVendor(device.CUDA, "CUDA_")
+	v.UUIDForm = UUIDHexText + 1
+	assert.ErrorContains(t, v.Validate(), "unknown UUID form")
+	v = testVendor(device.CUDA, "CUDA_")
 	delete(v.Symbols, OpDeviceTotalMem)
 	assert.NoError(t, v.Validate(), "a vendor without a total-memory function names none (Properties reads OpMemGetInfo)")
 	assert.NotContains(t, requiredOps(v), OpDeviceTotalMem)

@@ -303,6 +303,8 @@ func (v *Vendor) Validate() error {
 		return fmt.Errorf("driver: %s: Vendor.Library needs a name and at least one soname", v.Type)
 	case v.Context != PrimaryContext && v.Context != CurrentDevice && v.Context != DeviceContext:
 		return fmt.Errorf("driver: %s: unknown context model %d", v.Type, v.Context)
+	case v.UUIDForm != UUIDBinary && v.UUIDForm != UUIDHexText:
+		return fmt.Errorf("driver: %s: unknown UUID form %d", v.Type, v.UUIDForm)
 	}
 	for _, op := range requiredOps(v) {
 		if !v.binds(op) {
