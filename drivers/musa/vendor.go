@@ -89,7 +89,10 @@ var vendor = func() *driver.Vendor {
 	// char *)) and MUSA driver-internals notes naming muMemsetD8/D16/D32
 	// (_v2), muMemAllocManaged, muMemAllocAsync, muMemHostGetDevicePointer
 	// (_v2), muIpcGetMemHandle, muIpcOpenMemHandle (_v2), muIpcCloseMemHandle
-	// and muEventQuery. UNCONFIRMED until read in musa.h or `nm -D
+	// and muEventQuery. Moore Threads' own MUTLASS calls the three memsets
+	// in CUDA's shape, muMemsetD{32,16,8}Async(MUdeviceptr, value, count,
+	// MUstream) (include/mutlass/workspace.h, fill_workspace; read in the
+	// mirror zhe-pang/mutlass @3239e5ad). UNCONFIRMED until read in musa.h or `nm -D
 	// libmusa.so` on a MUSA machine. Not bound: no public code names a
 	// muMemGetHandleForAddressRange nor MUdevice_attribute's dma-buf number,
 	// so DMA-buf is not supported on MUSA.
