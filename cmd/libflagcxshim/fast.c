@@ -20,6 +20,7 @@
  * adapter), every argument a register-sized integer or pointer, as
  * flagshim's own trampoline passes them:
  *   CUresult cuCtxSetCurrent(CUcontext) / hipError_t hipSetDevice(int)
+ *   CUresult cuCtxGetCurrent(CUcontext *) (optional: FX_SKIP_CURRENT)
  *   CUresult cuStreamSynchronize(CUstream), cuStreamQuery(CUstream)
  *   CUresult cuEventRecord(CUevent, CUstream), cuEventSynchronize(CUevent), cuEventQuery(CUevent)
  *   CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t, CUstream)
@@ -28,10 +29,10 @@
  *   CUresult cuMemAlloc_v2(CUdeviceptr *, size_t), cuMemFree_v2(CUdeviceptr)
  *   CUresult cuStreamCreate(CUstream *, unsigned int), cuStreamDestroy_v2(CUstream)
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "fast.h"
+#include "registry.h"
 #include "_cgo_export.h"
 
 uint64_t flagcxshim_go_entries_n;
@@ -46,7 +47,26 @@ typedef int (*fx_f1)(uintptr_t);
 typedef int (*fx_f2)(uintptr_t, uintptr_t);
 typedef int (*fx_f4)(uintptr_t, uintptr_t, uintptr_t, uintptr_t);
 
+/* FX_SKIP_CURRENT chooses how a call makes its device current where the
+ * vendor's selection is a context (CUDA, MUSA: cuCtxSetCurrent) and the
+ * core resolved its getter in CUDA's shape (cuCtxGetCurrent):
+ *   1: read the thread's current context, and set it only when it is not
+ *      the device's already;
+ *   0: set it on every call, as flagshim's core does.
+ * Both end with the device's context current on the calling thread:
+ * cuCtxSetCurrent replaces the top of the thread's context stack, which
+ * changes nothing when that is the context already; a getter that fails
+ * falls through to the set, which answers as before. (The one difference:
+ * a context destroyed behind the plugin's back is refused by the driver
+ * call that follows instead of by the set.) HIP's selection, hipSetDevice
+ * of an ordinal, is always made.
+ * Picked by scripts/flagcx/ctx_cost.c on the GPU (scripts/flagcx-gpu.sh
+ * step 5): 1 while cuCtxGetCurrent costs less than cuCtxSetCurrent of the
+ * context already current. */
+#define FX_SKIP_CURRENT 1
+
 static uintptr_t fx_fn[FX_NOPS];
+static uintptr_t fx_current; /* cuCtxGetCurrent(CUcontext *), or 0: none */
 static int fx_op[FX_NOPS]; /* the core's operation numbers, for DirectError */
 static int fx_notReady = -1;
 static unsigned fx_nonBlocking; /* CU_STREAM_NON_BLOCKING's number, as the Go path's streams */
@@ -54,7 +74,7 @@ static int fx_ndev;
 static uintptr_t *fx_sel; /* by device: the selector, 0 until published */
 static int fx_on;         /* set (release) once the above are written */
 
-void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, int notReady, int ndev, unsigned nonBlocking) {
+void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, uintptr_t current, int notReady, int ndev, unsigned nonBlocking) {
 	if (__atomic_load_n(&fx_on, __ATOMIC_ACQUIRE) || ndev <= 0) return;
 	fx_sel = calloc((size_t)ndev, sizeof *fx_sel);
 	if (fx_sel == NULL) return;
@@ -62,6 +82,7 @@ void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, int notReady, 
 		fx_fn[i] = fns[i];
 		fx_op[i] = ops[i];
 	}
+	fx_current = FX_SKIP_CURRENT ? current : 0;
 	fx_notReady = notReady;
 	fx_nonBlocking = nonBlocking;
 	fx_ndev = ndev;
@@ -79,104 +100,33 @@ static uintptr_t fx_selector(int dev) {
 	return __atomic_load_n(&fx_sel[dev], __ATOMIC_ACQUIRE);
 }
 
-/* ---- the registry: open addressing, linear probing, tombstones ---- */
-
-struct fx_entry {
-	uintptr_t obj; /* 0 empty, 1 a tombstone */
-	uintptr_t handle;
-	int dev, kind;
-};
-
-static pthread_rwlock_t fx_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct fx_entry *fx_tab;
-static size_t fx_cap, fx_used; /* fx_used counts live entries and tombstones */
-
-static size_t fx_hash(uintptr_t p) { return (size_t)((p >> 4) * 0x9E3779B97F4A7C15ull); }
-
-/* fx_slot is obj's entry, or the empty slot where it would go. */
-static struct fx_entry *fx_slot(struct fx_entry *tab, size_t cap, uintptr_t obj) {
-	for (size_t i = fx_hash(obj) & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (tab[i].obj == obj || tab[i].obj == 0) return &tab[i];
-}
-
-/* fx_grow rebuilds the table without its tombstones, at least four times
- * the live entries: churn (create, destroy) never grows it. */
-static int fx_grow(void) {
-	size_t live = 1, cap = 64;
-	for (size_t i = 0; i < fx_cap; i++) live += fx_tab[i].obj > 1;
-	while (cap < 4 * live) cap *= 2;
-	struct fx_entry *tab = calloc(cap, sizeof *tab);
-	if (tab == NULL) return 0;
-	size_t n = 0;
-	for (size_t i = 0; i < fx_cap; i++)
-		if (fx_tab[i].obj > 1) {
-			*fx_slot(tab, cap, fx_tab[i].obj) = fx_tab[i];
-			n++;
-		}
-	free(fx_tab);
-	fx_tab = tab;
-	fx_cap = cap;
-	fx_used = n;
-	return 1;
-}
+/* ---- the registry (registry.c: lock-free lookups) ---- */
 
 int flagcxshim_fast_register(void *obj, uintptr_t handle, int dev, int kind) {
-	int ok = 1;
-	pthread_rwlock_wrlock(&fx_lock);
-	if ((fx_used + 1) * 2 > fx_cap) ok = fx_grow();
-	if (ok) {
-		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)obj);
-		if (e->obj == 0) fx_used++;
-		*e = (struct fx_entry){(uintptr_t)obj, handle, dev, kind};
-	}
-	pthread_rwlock_unlock(&fx_lock);
-	return ok;
+	return fx_reg_insert((uintptr_t)obj, handle, dev, kind);
 }
 
-void flagcxshim_fast_forget(void *obj) {
-	pthread_rwlock_wrlock(&fx_lock);
-	if (fx_cap) {
-		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)obj);
-		if (e->obj == (uintptr_t)obj) e->obj = 1;
-	}
-	pthread_rwlock_unlock(&fx_lock);
-}
+void flagcxshim_fast_forget(void *obj) { fx_reg_forget((uintptr_t)obj); }
 
 /* flagcxshim_fast_adopt: the Go path needs a Go object for a stream fast.c
  * made; its handle and device, and the entry marked (streamDestroy then
  * lets Go drop its object). 0 when obj is no such stream. */
 int flagcxshim_fast_adopt(void *obj, uintptr_t *handle, int *dev) {
-	int ok = 0;
-	pthread_rwlock_wrlock(&fx_lock);
-	if (fx_cap) {
-		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)obj);
-		if (e->obj == (uintptr_t)obj && (e->kind & (3 | FX_OWNED)) == (FX_STREAM | FX_OWNED)) {
-			e->kind |= FX_WRAPPED;
-			*handle = e->handle;
-			*dev = e->dev;
-			ok = 1;
-		}
-	}
-	pthread_rwlock_unlock(&fx_lock);
-	return ok;
+	struct fx_hit h;
+	if (!fx_reg_mark((uintptr_t)obj, 3 | FX_OWNED, FX_STREAM | FX_OWNED, FX_WRAPPED, &h)) return 0;
+	*handle = h.handle;
+	*dev = h.dev;
+	return 1;
 }
 
 /* fx_find copies obj's handle and device out when it is a live object of
  * kind; 0 otherwise. */
 static int fx_find(const void *obj, int kind, uintptr_t *handle, int *dev) {
-	int ok = 0;
-	if (obj == NULL) return 0;
-	pthread_rwlock_rdlock(&fx_lock);
-	if (fx_cap) {
-		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)obj);
-		if (e->obj == (uintptr_t)obj && (e->kind & 3) == kind) {
-			*handle = e->handle;
-			*dev = e->dev;
-			ok = 1;
-		}
-	}
-	pthread_rwlock_unlock(&fx_lock);
-	return ok;
+	struct fx_hit h;
+	if (!fx_reg_find((uintptr_t)obj, 3, kind, &h)) return 0;
+	*handle = h.handle;
+	*dev = h.dev;
+	return 1;
 }
 
 /* ---- the calls ---- */
@@ -187,10 +137,19 @@ static flagcxResult_t fx_done(const char *fn, int dev, int k, int code, int sele
 	return (flagcxResult_t)GO(flagcxshim_go_fastFail((char *)fn, dev, fx_op[k], code, selecting));
 }
 
+/* fx_select makes sel current on the calling thread (FX_SKIP_CURRENT). */
+static int fx_select(uintptr_t sel) {
+	if (fx_current != 0) {
+		uintptr_t cur = 0;
+		if (((fx_f1)fx_current)((uintptr_t)&cur) == 0 && cur == sel) return 0;
+	}
+	return ((fx_f1)fx_fn[FX_SELECT])(sel);
+}
+
 /* fx_call makes dev current (sel) and calls operation k with n arguments. */
 static flagcxResult_t fx_call(const char *fn, int dev, uintptr_t sel, int k, int query, int n, uintptr_t a0, uintptr_t a1,
 	uintptr_t a2, uintptr_t a3) {
-	int c = ((fx_f1)fx_fn[FX_SELECT])(sel);
+	int c = fx_select(sel);
 	if (c != 0) return fx_done(fn, dev, k, c, 1);
 	switch (n) {
 	case 1: c = ((fx_f1)fx_fn[k])(a0); break;
@@ -304,18 +263,8 @@ int fx_fast_streamCreate(int dev, flagcxStream_t *out, flagcxResult_t *r) {
 
 /* streamDestroy of a stream fast.c made (others: the Go path). */
 int fx_fast_streamDestroy(flagcxStream_t s, flagcxResult_t *r) {
-	struct fx_entry got = {0};
-	if (s == NULL) return 0;
-	pthread_rwlock_wrlock(&fx_lock);
-	if (fx_cap) {
-		struct fx_entry *e = fx_slot(fx_tab, fx_cap, (uintptr_t)s);
-		if (e->obj == (uintptr_t)s && (e->kind & (3 | FX_OWNED)) == (FX_STREAM | FX_OWNED)) {
-			got = *e;
-			e->obj = 1;
-		}
-	}
-	pthread_rwlock_unlock(&fx_lock);
-	if (got.obj == 0) return 0;
+	struct fx_hit got;
+	if (s == NULL || !fx_reg_take((uintptr_t)s, 3 | FX_OWNED, FX_STREAM | FX_OWNED, &got)) return 0;
 	if (got.kind & FX_WRAPPED) GO(flagcxshim_go_streamForget(s)); /* drop the Go path's object */
 	*(uintptr_t *)s = 0;
 	*r = fx_call("streamDestroy", got.dev, fx_selector(got.dev), FX_STREAM_DESTROY, 0, 1, got.handle, 0, 0, 0);

@@ -26,7 +26,10 @@ import (
 // eventRecord (on a stream), eventSynchronize, eventQuery, deviceMemcpy on
 // a stream, deviceMalloc/deviceFree of device memory and streamCreate/
 // streamDestroy never enter Go,
-// except on a driver's failure (flagcxshim_go_fastFail).
+// except on a driver's failure (flagcxshim_go_fastFail). Where the
+// vendor's selection is a context, the getter of the thread's current one
+// goes too, so that a call sets the context only when it is not current
+// already.
 
 // fxOps are the operations of fast.h's FX_STREAM_SYNC.. FX_MEM_FREE, in
 // order (FX_SELECT is DirectCalls' selection function).
@@ -42,7 +45,7 @@ func init() {
 			p.log.Info("direct calls off", zap.String("by", directEnv))
 			return
 		}
-		sel, fns, err := p.b.DirectCalls(fxOps[:]...)
+		sel, fns, current, err := directCalls(p.b)
 		if err != nil {
 			p.log.Info("direct calls off: the hot fields go through Go", zap.Error(err))
 			return
@@ -58,9 +61,10 @@ func init() {
 		for i, op := range fxOps {
 			addrs[i+1], ops[i+1] = C.uintptr_t(fns[i]), C.int(op)
 		}
-		C.flagcxshim_fast_enable(&addrs[0], &ops[0], C.int(p.b.NotReadyCode()), C.int(n), C.uint(p.b.Vendor().NonBlockingStream))
+		C.flagcxshim_fast_enable(&addrs[0], &ops[0], C.uintptr_t(current), C.int(p.b.NotReadyCode()), C.int(n),
+			C.uint(p.b.Vendor().NonBlockingStream))
 		p.direct = true
-		p.log.Info("direct calls on", zap.Int("devices", n))
+		p.log.Info("direct calls on", zap.Int("devices", n), zap.Bool("context getter", current != 0))
 	}
 	fastPublish = func(b *driver.Backend, dev int) {
 		if sel, err := b.Selector(dev); err == nil {
@@ -77,6 +81,20 @@ func init() {
 		ok := C.flagcxshim_fast_adopt(clib.Ptr(obj), &h, &dev) != 0
 		return uintptr(h), int(dev), ok
 	}
+}
+
+// directCalls is DirectCalls of fxOps, and, where the vendor's selection
+// is a context (not CurrentDevice's ordinal), the getter of the thread's
+// current context (OpCtxGetCurrent) when it too can be called directly
+// (fast.c's FX_SKIP_CURRENT); current is 0 without one.
+func directCalls(b *driver.Backend) (sel uintptr, fns []uintptr, current uintptr, err error) {
+	if b.Vendor().Context != driver.CurrentDevice {
+		if sel, fns, err = b.DirectCalls(append(fxOps[:], driver.OpCtxGetCurrent)...); err == nil {
+			return sel, fns[:len(fxOps)], fns[len(fxOps)], nil
+		}
+	}
+	sel, fns, err = b.DirectCalls(fxOps[:]...)
+	return sel, fns, 0, err
 }
 
 //export flagcxshim_go_fastFail

@@ -34,7 +34,7 @@ enum {
 enum { FX_STREAM = 1, FX_EVENT = 2, FX_OWNED = 4, FX_WRAPPED = 8 };
 
 /* Called from Go (fast.go). */
-void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, int notReady, int ndev, unsigned nonBlocking);
+void flagcxshim_fast_enable(const uintptr_t *fns, const int *ops, uintptr_t current, int notReady, int ndev, unsigned nonBlocking);
 void flagcxshim_fast_publish(int dev, uintptr_t sel);
 int flagcxshim_fast_register(void *obj, uintptr_t handle, int dev, int kind);
 void flagcxshim_fast_forget(void *obj);

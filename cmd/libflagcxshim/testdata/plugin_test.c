@@ -161,6 +161,31 @@ static void all_set(const unsigned char *p, size_t n, unsigned char v, const cha
 	for (size_t i = 0; i < n; i++) if (p[i] != v) fail(what, __LINE__, p[i]);
 }
 
+enum { THREADS = 4, ROUNDS = 100 };
+struct shared { stream_t s, s2; event_t e; };
+
+/* churn is one of the threads of drive's concurrent part. */
+static void *churn(void *arg) {
+	struct shared *sh = arg;
+	int d = -1;
+	OKAY(a.getDevice(&d));
+	CHECK(d == 0, "a new thread starts on device 0");
+	OKAY(a.setDevice(1));
+	for (int i = 0; i < ROUNDS; i++) {
+		stream_t x = NULL;
+		OKAY(a.streamCreate(&x));
+		CHECK(x && x->base, "a stream of this thread's");
+		OKAY(a.streamQuery(x));
+		OKAY(a.streamSynchronize(x));
+		int r = a.streamQuery(sh->s);
+		CHECK(r == OK || r == INPROGRESS, "a shared stream's query");
+		OKAY(a.eventRecord(sh->e, i % 2 ? sh->s : sh->s2));
+		OKAY(a.eventSynchronize(sh->e));
+		OKAY(a.streamDestroy(x));
+	}
+	return NULL;
+}
+
 static void drive(const char *vendor, int dma, int direct) {
 	int n = -1, d = -1;
 	OKAY(a.getDeviceCount(&n));
@@ -392,6 +417,50 @@ static void drive(const char *vendor, int dma, int direct) {
 	CHECK(huge == NULL, "no memory on failure");
 	CHECK(last_error(why, sizeof why) > 0 && strstr(why, "deviceMalloc"), "the allocation's reason");
 	printf("ok direct calls %d (%llu Go entries in 50 rounds; failure: %s)\n", direct, (unsigned long long)entered, why);
+
+	/* the device's context is current after a call, whatever was current
+	 * before it (the fake CUDA's own getter and setter, as a framework
+	 * calling the driver between FlagCX's calls would) */
+	const char *cudalib = getenv("FLAGOS_BACKEND") && strcmp(getenv("FLAGOS_BACKEND"), "cuda") == 0 ? getenv("FLAGOS_LIBCUDA_PATH") : NULL;
+	void *cu = cudalib ? dlopen(cudalib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	if (cu) {
+		int (*get)(void **) = (int (*)(void **))dlsym(cu, "cuCtxGetCurrent");
+		int (*set)(void *) = (int (*)(void *))dlsym(cu, "cuCtxSetCurrent");
+		CHECK(get && set, "the fake's context functions");
+		void *c1 = NULL, *c0 = NULL, *cur = NULL;
+		stream_t s0 = NULL;
+		OKAY(a.streamSynchronize(s));
+		CHECK(get(&c1) == 0 && c1 != NULL, "device 1's context is current");
+		OKAY(a.setDevice(0));
+		OKAY(a.streamCreate(&s0));
+		OKAY(a.streamSynchronize(s0));
+		CHECK(get(&c0) == 0 && c0 != NULL && c0 != c1, "device 0's context is current after a call on its stream");
+		before = go_entries();
+		OKAY(a.streamQuery(s));
+		CHECK(get(&cur) == 0 && cur == c1, "a call on device 1's stream makes its context current");
+		OKAY(a.streamQuery(s0));
+		CHECK(get(&cur) == 0 && cur == c0, "and device 0's again");
+		CHECK(set(NULL) == 0, "no context current");
+		OKAY(a.eventRecord(e1, s));
+		CHECK(get(&cur) == 0 && cur == c1, "a call with no context current makes the stream's current");
+		OKAY(a.eventSynchronize(e1));
+		OKAY(a.streamSynchronize(s));
+		OKAY(a.streamSynchronize(s));
+		CHECK(get(&cur) == 0 && cur == c1, "and keeps it");
+		if (direct) CHECK(go_entries() == before, "the context checks were direct calls");
+		OKAY(a.streamDestroy(s0));
+		OKAY(a.setDevice(1));
+		dlclose(cu);
+		printf("ok the device's context is current after each call\n");
+	}
+
+	/* many threads at once: each creates, uses and destroys streams of its
+	 * own while all query, record on and synchronize shared ones */
+	struct shared sh = { s, s2, e1 };
+	pthread_t th[THREADS];
+	for (int i = 0; i < THREADS; i++) CHECK(pthread_create(&th[i], NULL, churn, &sh) == 0, "pthread_create");
+	for (int i = 0; i < THREADS; i++) CHECK(pthread_join(th[i], NULL) == 0, "pthread_join");
+	printf("ok %d threads at once\n", THREADS);
 
 	/* release everything */
 	OKAY(a.eventDestroy(ev));
