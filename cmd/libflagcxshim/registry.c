@@ -136,11 +136,14 @@ int fx_reg_find(uintptr_t obj, int mask, int want, struct fx_hit *out) {
 	return ok;
 }
 
-/* fx_put writes an entry into t's first empty slot from obj's hash; the
- * caller publishes (t is private, or the obj store is the release). */
+/* fx_put writes an entry into t's first empty slot from obj's hash; a live
+ * entry of the same address on the way is replaced (a tombstone: the new
+ * one goes in another slot, rule 1). The caller publishes (t is private,
+ * or order is a release). */
 static void fx_put(struct fx_table *t, uintptr_t obj, uintptr_t handle, int dev, int kind, int order) {
 	size_t mask = t->cap - 1, i = fx_hash(obj) & mask;
-	while (LD(&t->e[i].obj, RELAXED) != FX_EMPTY) i = (i + 1) & mask;
+	for (uintptr_t o; (o = LD(&t->e[i].obj, RELAXED)) != FX_EMPTY; i = (i + 1) & mask)
+		if (o == obj) ST(&t->e[i].obj, FX_TOMB, RELEASE);
 	ST(&t->e[i].handle, handle, RELAXED);
 	ST(&t->e[i].dev, dev, RELAXED);
 	ST(&t->e[i].kind, kind, RELAXED);
@@ -174,13 +177,8 @@ static int fx_rebuild(void) {
 			*p = t->next;
 			break;
 		}
-	if (t != NULL) { /* odd since it was retired */
-		for (size_t i = 0; i < cap; i++) {
-			ST(&t->e[i].obj, FX_EMPTY, RELAXED);
-			ST(&t->e[i].handle, 0, RELAXED);
-			ST(&t->e[i].dev, 0, RELAXED);
-			ST(&t->e[i].kind, 0, RELAXED);
-		}
+	if (t != NULL) { /* odd since it was retired; an empty slot's other words are never read */
+		for (size_t i = 0; i < cap; i++) ST(&t->e[i].obj, FX_EMPTY, RELAXED);
 	} else {
 		t = calloc(1, sizeof *t + cap * sizeof t->e[0]);
 		if (t == NULL) return 0;
@@ -215,8 +213,6 @@ int fx_reg_insert(uintptr_t obj, uintptr_t handle, int dev, int kind) {
 		t = LD(&fx_tab, RELAXED);
 	}
 	if (ok) {
-		struct fx_entry *e = fx_live(t, obj);
-		if (e != NULL) ST(&e->obj, FX_TOMB, RELEASE); /* replaced: in a new slot (rule 1) */
 		fx_put(t, obj, handle, dev, kind, __ATOMIC_RELEASE);
 		fx_used++;
 	}
