@@ -16,7 +16,10 @@
 // The C side (adaptor.c) keeps each thread's device, as cudaSetDevice
 // does, sets host memory itself and calls FlagCX's device functions
 // itself; the rest enters Go (export.go), where each field is a few calls
-// of flagshim's driver core (plugin.go, memory.go, streams.go, device.go).
+// of flagshim's driver core (plugin.go, memory.go, streams.go, device.go),
+// except the hot fields, which call the driver functions the core resolved
+// straight from C (fast.c, fast.go) and find the plugin's streams and
+// events in a registry whose lookups take no lock (registry.c).
 // Streams and events are C objects whose first word is the native handle;
 // IPC handles are 64 flat bytes. The library is linked nodelete (Go's
 // c-shared libraries always are): FlagCX's dlclose at its last handle's
