@@ -37,8 +37,16 @@ const (
 // host, which may fork: PyTorch's DataLoader, multiprocessing), and no
 // isolated tier (the host is not a Go program that can re-execute itself).
 // Every export calls it first; device.Default then finds Init done.
+//
+// The management libraries the presence tier reads (NVML, ...) are left
+// initialized (flagshim.WithoutShutdown), as PyTorch's own fork-safe NVML
+// count leaves NVML: nvmlShutdown was 2.9 ms of a C host's 21 ms first
+// answer on an H100, time every host waits for at its start (issue 40).
+// NVML is no driver context: a child forked afterwards inits its own
+// (python/tests/gpu/fork_presence.py proves CUDA and NVML there), and a
+// later query of the same library in this process ends the session first.
 func initHost() (*flagshim.Report, error) {
-	return flagshim.Init(context.Background(), flagshim.WithDefaultProbe(tier.Presence), flagshim.WithoutChildProcesses())
+	return flagshim.Init(context.Background(), flagshim.WithDefaultProbe(tier.Presence), flagshim.WithoutChildProcesses(), flagshim.WithoutShutdown())
 }
 
 // resolve parses s on device.Default.

@@ -469,3 +469,24 @@ class TestImportCost(unittest.TestCase):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
         self.assertEqual(0, p.returncode, p.stderr)
         self.assertEqual("['alias', 'backends']", p.stdout.strip())
+
+
+class TestNVMLSession(unittest.TestCase):
+    """The C library leaves the NVML session of its presence probe open
+    (flagshim.WithoutShutdown: nvmlShutdown was 2.9 ms of a host's first
+    answer on an H100, issue 40), and a later query in the process ends it
+    before starting its own (tier/presence's TestQueryWithoutShutdown)."""
+
+    def test_first_answer_leaves_nvml_open(self):
+        log = os.path.join(support.private_dir("flagshim-nvml-log-"), "calls")
+        env = {**support.no_libraries(), "FLAGOS_LIBNVML_PATH": support.Fakes.build(self, "nvml"),
+               "FAKE_NVML_LOG": log, "FLAGOS_PROBE": "presence"}
+        code = "import flagshim\nflagshim.resolve('cuda:0')\nflagshim.info()\n"
+        p = subprocess.run(support.PYTHON + ["-c", code], env=support.scenario_env(self, env),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
+        self.assertEqual(0, p.returncode, p.stderr)
+        with open(log) as f:
+            calls = f.read().split()
+        self.assertEqual(1, calls.count("nvmlInit_v2"), calls)
+        self.assertIn("nvmlDeviceGetCount_v2", calls)
+        self.assertNotIn("nvmlShutdown", calls, "the presence probe's session is left for the exit")

@@ -5,7 +5,9 @@ child. Run on a CUDA machine with torch (scripts/python-gpu.sh run):
 
 The parent imports flagshim (FLAGOS_PROBE unset: presence), calls
 resolve("cuda:0") and info(), then forks; in the child
-torch.ones(4, device="cuda").sum() must work: PASS. The contrast, in a
+torch.ones(4, device="cuda").sum() must work, and so must NVML's own
+init, count, name and shutdown in another child (the C library leaves the
+parent's NVML session open): PASS. The contrast, in a
 subprocess with FLAGOS_PROBE=exact (flagshim initializes CUDA in the parent
 before the fork: the child's CUDA then fails), is reported as INFO, not as a
 failure.
@@ -69,6 +71,38 @@ def fork_and_use_cuda():
     return code, said
 
 
+def fork_and_use_nvml():
+    """Forks; the child asks NVML itself (init, count, the first device's
+    name, shutdown), as a DataLoader worker's NVML-based CUDA check would:
+    the C library leaves the parent's NVML session open
+    (flagshim.WithoutShutdown), and the child's own must still work.
+    Returns (exit code, what the child printed)."""
+    import ctypes
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            count, name = ctypes.c_uint(0), ctypes.create_string_buffer(96)
+            handle = ctypes.c_void_p()
+            rcs = [nvml.nvmlInit_v2(), nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)),
+                   nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)),
+                   nvml.nvmlDeviceGetName(handle, name, 96), nvml.nvmlShutdown()]
+            msg = f"return codes {rcs}, {count.value} device(s), device 0 {name.value.decode()!r}"
+            code = 0 if rcs == [0] * 5 and count.value > 0 else 2
+        except BaseException as e:  # the child must never return into the parent's code
+            msg, code = f"{type(e).__name__}: {e}", 1
+        os.write(w, msg.encode()[:4000])
+        os._exit(code)
+    os.close(w)
+    code = wait(pid)
+    with os.fdopen(r, "rb") as f:
+        said = f.read().decode("utf-8", "replace")
+    return code, said
+
+
 def parent():
     """resolve and info in this process, before any fork."""
     import torch
@@ -103,6 +137,9 @@ def main():
     code, said = fork_and_use_cuda()
     report(code == 0, "forked child: torch.ones(4, device='cuda').sum() works after flagshim's presence probe",
            f"exit {code}, {said}")
+    code, said = fork_and_use_nvml()
+    report(code == 0, "forked child: NVML's own init, count, name and shutdown work after flagshim's presence probe "
+           "(which leaves the parent's NVML session open)", f"exit {code}, {said}")
 
     env = dict(os.environ, FLAGOS_PROBE="exact")
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--exact-child"], env=env,
