@@ -356,13 +356,14 @@ def __getattr__(name: str) -> Any:
         value = getattr(devices, name)
         globals()[name] = value
         return value
+    # The submodules load on first use too, so that flagshim.nvshmem.enable
+    # and flagshim.triton.install work after a plain `import flagshim`
+    # without a host's start paying for them (0.4 ms, issue 40); importing
+    # one binds it here.
+    if name in ("nvshmem", "triton"):
+        __import__(f"{__name__}.{name}")  # not `from . import`: it would ask this __getattr__ again
+        return globals()[name]
     raise AttributeError(f"module 'flagshim' has no attribute {name!r}")
-
-
-# The submodules, so that flagshim.nvshmem.enable and flagshim.triton.install
-# work after a plain `import flagshim`; neither imports anything heavy
-# (flagshim.triton imports Triton only in install()).
-from . import nvshmem, triton  # noqa: E402
 
 
 def select_env(type: str, devices: Any) -> Dict[str, str]:

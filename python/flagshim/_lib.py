@@ -22,8 +22,10 @@ into ForkError too.
 
 from __future__ import annotations
 
-import ctypes
 import os
+
+import _ctypes
+
 # typing is for type checkers only: importing it costs a host's start (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +40,50 @@ LIBRARY_NAME = "libflagshim.so"
 #: The ABI major of flagshim.h this package binds (flagshim_abi_version() is
 #: major * 10000 + minor); a library of another major is refused.
 ABI_MAJOR = 1
+
+
+def find() -> str:
+    """The path of the library to load: ``$FLAGSHIM_LIBRARY``, else
+    ``libflagshim.so`` beside this package. An empty variable counts as
+    unset. Raises LibraryError for a relative path."""
+    env = os.environ.get(LIBRARY_ENV, "")
+    if env:
+        if not os.path.isabs(env):
+            raise errors.LibraryError(
+                f"{LIBRARY_ENV}={env!r} is not an absolute path: set {LIBRARY_ENV} to the absolute "
+                f"path of a built {LIBRARY_NAME}, or unset it to use the one beside the package"
+            )
+        return env
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+
+
+def check(path: str) -> str:
+    """Checks path as the Go loader checks a library and returns it with every
+    link resolved; LibraryError says why not (see _pathcheck)."""
+    return _pathcheck.check(
+        path,
+        f"build it with `CGO_ENABLED=1 go build -buildmode=c-shared -o {LIBRARY_NAME} ./cmd/libflagshim` "
+        f"and set {LIBRARY_ENV} to its absolute path, or install the package with pip (which builds it)",
+    )
+
+
+def _open(path: str) -> int:
+    """dlopen(path) with ctypes.CDLL's mode (RTLD_NOW | RTLD_LOCAL), through
+    _ctypes alone: the library's Go runtime starts on a thread of its own
+    as soon as it is loaded, so it is loaded before ctypes (about 1.2 ms of
+    Python at import, with struct) is imported, and both start at once
+    (issue 40). CDLL then wraps the handle (_bind)."""
+    try:
+        return _ctypes.dlopen(path, _ctypes.RTLD_LOCAL)
+    except OSError as e:
+        raise errors.LibraryError(f"flagshim: cannot load {path}: {e}") from e
+
+
+# The checks come first: nothing is loaded before check says it is safe.
+_PATH = check(find())
+_HANDLE = _open(_PATH)
+
+import ctypes  # noqa: E402  (after the load above: see _open)
 
 _c_int = ctypes.c_int
 _c_char_p = ctypes.c_char_p
@@ -80,38 +126,11 @@ FORK_MESSAGE = (
 )
 
 
-def find() -> str:
-    """The path of the library to load: ``$FLAGSHIM_LIBRARY``, else
-    ``libflagshim.so`` beside this package. An empty variable counts as
-    unset. Raises LibraryError for a relative path."""
-    env = os.environ.get(LIBRARY_ENV, "")
-    if env:
-        if not os.path.isabs(env):
-            raise errors.LibraryError(
-                f"{LIBRARY_ENV}={env!r} is not an absolute path: set {LIBRARY_ENV} to the absolute "
-                f"path of a built {LIBRARY_NAME}, or unset it to use the one beside the package"
-            )
-        return env
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
-
-
-def check(path: str) -> str:
-    """Checks path as the Go loader checks a library and returns it with every
-    link resolved; LibraryError says why not (see _pathcheck)."""
-    return _pathcheck.check(
-        path,
-        f"build it with `CGO_ENABLED=1 go build -buildmode=c-shared -o {LIBRARY_NAME} ./cmd/libflagshim` "
-        f"and set {LIBRARY_ENV} to its absolute path, or install the package with pip (which builds it)",
-    )
-
-
-def _bind(path: str) -> Tuple[ctypes.CDLL, Tuple[int, int]]:
-    """Loads path, checks its ABI major, binds every function; returns the
-    library and its ABI version (major, minor)."""
-    try:
-        lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
-    except OSError as e:
-        raise errors.LibraryError(f"flagshim: cannot load {path}: {e}") from e
+def _bind(path: str, handle: int) -> Tuple[ctypes.CDLL, Tuple[int, int]]:
+    """Wraps the library loaded from path (handle, _open's), checks its ABI
+    major, binds every function; returns the library and its ABI version
+    (major, minor)."""
+    lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL, handle=handle)
     for name, (restype, argtypes) in PROTOTYPES.items():
         try:
             fn = getattr(lib, name)
@@ -144,9 +163,8 @@ def _after_fork_in_child() -> None:
     _forked = True
 
 
-def _load() -> tuple:
-    path = check(find())
-    lib, abi = _bind(path)
+def _load(path: str, handle: int) -> tuple:
+    lib, abi = _bind(path, handle)
     rc = lib.flagshim_ready()
     if rc != 0:
         raise errors.LibraryError(f"flagshim: {path}: flagshim_ready returned {rc}, not 0")
@@ -155,7 +173,7 @@ def _load() -> tuple:
     return lib, path, abi, os.getpid()
 
 
-_LIB, PATH, ABI, _PID = _load()
+_LIB, PATH, ABI, _PID = _load(_PATH, _HANDLE)
 
 
 def forked() -> bool:

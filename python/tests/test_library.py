@@ -448,7 +448,8 @@ class TestImportCost(unittest.TestCase):
     the library. Its functions import what they use (json in info()) when
     called."""
 
-    HEAVY = ("json", "re", "enum", "typing", "platform", "threading", "importlib", "collections")
+    HEAVY = ("json", "re", "enum", "typing", "platform", "threading", "importlib", "collections",
+             "flagshim.nvshmem", "flagshim.triton", "flagshim.devices")
 
     def test_import_loads_no_heavy_module(self):
         code = (
@@ -457,11 +458,14 @@ class TestImportCost(unittest.TestCase):
             f"print(','.join(m for m in {self.HEAVY!r} if m in sys.modules))\n"
             "flagshim.resolve('cpu')\n"  # the first answer imports nothing heavy either
             f"print(','.join(m for m in {self.HEAVY!r} if m in sys.modules))\n"
+            # the submodules load on first use, after a plain import flagshim
+            "print(flagshim.nvshmem.enable.__module__, flagshim.triton.install.__module__)\n"
         )
         p = subprocess.run(support.PYTHON + ["-c", code], env=support.scenario_env(self, support.no_libraries()),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=support.TIMEOUT)
         self.assertEqual(0, p.returncode, p.stderr)
-        self.assertEqual(["", ""], p.stdout.splitlines(), "modules imported by import flagshim, then by resolve")
+        self.assertEqual(["", "", "flagshim.nvshmem flagshim.triton"], p.stdout.splitlines(),
+                         "modules imported by import flagshim, then by resolve; then the submodules on first use")
 
     def test_info_still_parses(self):
         code = "import flagshim\nprint(sorted(flagshim.info())[:2])\n"
