@@ -141,8 +141,10 @@ func WithOneCPU() Option { return func(c *config) { c.oneCPU = true } }
 // process's exit to release, rather than shut down while the user waits:
 // nvmlShutdown is about 3 ms of the 30 that flagshim list takes on an
 // H100. A library asked again in the process ends the session left open
-// first, so no more than one is ever open. A long-running host needs no
-// such thing.
+// first, so no more than one is ever open. The C library passes it too: its
+// first answer is part of every host's start, and PyTorch's own fork-safe
+// NVML count leaves NVML initialized as well (a child forked afterwards
+// inits its own).
 func WithoutShutdown() Option { return func(c *config) { c.noShutdown = true } }
 
 // shim is one set of registries with its plan: the process has one (std);
