@@ -66,6 +66,11 @@ func TestCore(t *testing.T) {
 					_, f = resolve(bad)
 					assert.Equal(t, failDevice, f, "%q", bad)
 				}
+				// The first info asks every vendor's probe at once (askAll),
+				// beside the other goroutines' calls.
+				js, f := infoJSON()
+				assert.Equal(t, failNone, f)
+				assert.Contains(t, js, `"probe":"presence"`)
 			}
 		}()
 	}
