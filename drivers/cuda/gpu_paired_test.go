@@ -45,41 +45,7 @@ func BenchmarkGPUPaired(b *testing.B) {
 		floors = goFloor(b, env)
 	}
 
-	launch := func(fn device.Function, a []any) func() error {
-		return func() error { return be.Launch(0, fn, one, one, 0, a...) }
-	}
-	drainDevice := func() error { return be.Synchronize(0) }
-	drainStream := func() error { return env.st.Synchronize() }
-
-	// Synchronize's C floor is the same driver calls: one
-	// cuCtxSynchronize_v2 where the driver has it (CUDA 13.0+), as the
-	// backend then makes, else cuCtxSetCurrent and cuCtxSynchronize.
-	// SynchronizeVsSetSync keeps the second floor where the first is the
-	// goal's.
-	syncOp := opSynchronize
-	if env.syncV2 != 0 {
-		syncOp = opSyncContext
-	}
-	for _, c := range []struct {
-		name  string
-		op    int
-		n     int
-		call  func() error
-		drain func() error // after the clock stops, as the C loop does
-	}{
-		{"SetCurrent", opSetCurrent, 20000, func() error { return be.SetCurrent(0) }, nil},
-		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, nil},
-		{"SynchronizeVsSetSync", opSynchronize, 2000, func() error { return be.Synchronize(0) }, nil},
-		// The floor of any Go caller: cuCtxSetCurrent and cuCtxSynchronize
-		// through clib's transition alone (one runtime.cgocall), no backend.
-		{"RawSetThenSync", opSynchronize, 2000, env.rawSetThenSync, nil},
-		{"Launch3Args", opSetLaunch3, 200, launch(env.nop3, nop3Args(env.p)), drainDevice},
-		{"Launch8Args", opSetLaunch8, 200, launch(env.nop8, nop8Args(env.p)), drainDevice},
-		{"CopyHtoD4K", opSetHtoD4K, 200, func() error { return be.CopyHtoD(0, env.dev, env.host) }, nil},
-		{"CopyDtoH4K", opSetDtoH4K, 200, func() error { return be.CopyDtoH(0, env.host, env.dev) }, nil},
-		{"StreamSynchronize", opSetStreamSync, 2000, func() error { return env.st.Synchronize() }, nil},
-		{"EventRecord", opSetEventRecord, 2000, func() error { return env.st.Record(env.ev) }, drainStream},
-	} {
+	for _, c := range pairedRows(be, env) {
 		b.Run(c.name, func(b *testing.B) {
 			sides := []func() float64{
 				func() float64 { return timeSlice(b, c.n, c.call, c.drain) },
@@ -107,6 +73,50 @@ func BenchmarkGPUPaired(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// pairedRow is one hot path of the paired benchmarks: its Go side, the C
+// floor's loop (op) and its slice length.
+type pairedRow struct {
+	name  string
+	op    int
+	n     int
+	call  func() error
+	drain func() error // after the clock stops, as the C loop does
+}
+
+// pairedRows are BenchmarkGPUPaired's rows (BenchmarkGPUSides runs their
+// sides one at a time).
+func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
+	launch := func(fn device.Function, a []any) func() error {
+		return func() error { return be.Launch(0, fn, one, one, 0, a...) }
+	}
+	drainDevice := func() error { return be.Synchronize(0) }
+	drainStream := func() error { return env.st.Synchronize() }
+
+	// Synchronize's C floor is the same driver calls: one
+	// cuCtxSynchronize_v2 where the driver has it (CUDA 13.0+), as the
+	// backend then makes, else cuCtxSetCurrent and cuCtxSynchronize.
+	// SynchronizeVsSetSync keeps the second floor where the first is the
+	// goal's.
+	syncOp := opSynchronize
+	if env.syncV2 != 0 {
+		syncOp = opSyncContext
+	}
+	return []pairedRow{
+		{"SetCurrent", opSetCurrent, 20000, func() error { return be.SetCurrent(0) }, nil},
+		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, nil},
+		{"SynchronizeVsSetSync", opSynchronize, 2000, func() error { return be.Synchronize(0) }, nil},
+		// The floor of any Go caller: cuCtxSetCurrent and cuCtxSynchronize
+		// through clib's transition alone (one runtime.cgocall), no backend.
+		{"RawSetThenSync", opSynchronize, 2000, env.rawSetThenSync, nil},
+		{"Launch3Args", opSetLaunch3, 200, launch(env.nop3, nop3Args(env.p)), drainDevice},
+		{"Launch8Args", opSetLaunch8, 200, launch(env.nop8, nop8Args(env.p)), drainDevice},
+		{"CopyHtoD4K", opSetHtoD4K, 200, func() error { return be.CopyHtoD(0, env.dev, env.host) }, nil},
+		{"CopyDtoH4K", opSetDtoH4K, 200, func() error { return be.CopyDtoH(0, env.host, env.dev) }, nil},
+		{"StreamSynchronize", opSetStreamSync, 2000, func() error { return env.st.Synchronize() }, nil},
+		{"EventRecord", opSetEventRecord, 2000, func() error { return env.st.Record(env.ev) }, drainStream},
 	}
 }
 
