@@ -34,6 +34,14 @@ type cblock struct {
 
 var ctrampABI0 uintptr // the trampoline's address, set in ccall_amd64.s
 
+// StackLists reports whether CallList, CallThen and CallAfter keep their
+// argument lists where the caller made them (this package's trampoline
+// copies them into its block, and a tracer traces a copy), so that a list
+// on the caller's stack stays there and the call allocates nothing. Where
+// it is false (purego.SyscallN), a list escapes to the heap unless it is
+// already there or in C memory.
+const StackLists = true
+
 //go:linkname runtime_cgocall runtime.cgocall
 //go:noescape
 func runtime_cgocall(fn uintptr, arg unsafe.Pointer) int32
@@ -71,12 +79,7 @@ func ccallThen(fn uintptr, args []uintptr, then uintptr) (r1, r2 uintptr) {
 // without locking the goroutine to its thread.
 func ccallAfter(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0, r1 uintptr) {
 	if len(preArgs) > 1 { // the trampoline passes pre one argument: two calls on one thread
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if r0 = ccall(pre, preArgs); Code(r0) == 0 {
-			r1 = ccall(fn, args)
-		}
-		return r0, r1
+		return ccallAfterLocked(pre, preArgs, fn, args)
 	}
 	var b cblock
 	b.pre, b.fn = pre, fn
@@ -86,4 +89,16 @@ func ccallAfter(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0,
 	copy(b.args[:], args)
 	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
 	return b.r0, b.r1
+}
+
+// ccallAfterLocked is ccallAfter for a pre of several arguments: two calls
+// on one locked thread (out of line: its defer would keep ccallAfter from
+// being inlined).
+func ccallAfterLocked(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0, r1 uintptr) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r0 = ccall(pre, preArgs); Code(r0) == 0 {
+		r1 = ccall(fn, args)
+	}
+	return r0, r1
 }

@@ -8,6 +8,10 @@ import (
 	"github.com/ebitengine/purego"
 )
 
+// StackLists is false here: purego.SyscallN keeps its list, which thus
+// escapes (see ccall_fast.go's).
+const StackLists = false
+
 // ccall calls fn through purego.SyscallN where the package has no
 // trampoline of its own (other platforms than linux/amd64), or where the
 // build tag purego asks for no assembly (see ccall_fast.go).

@@ -2,6 +2,7 @@ package clib
 
 import (
 	"errors"
+	"slices"
 	"unsafe"
 )
 
@@ -105,10 +106,21 @@ func (f *Func) CallCode(args ...uintptr) int {
 // of C memory, never of Go memory, and returns the return register. It
 // allocates nothing: the hot path (a device made current, a launch).
 func (f *Func) CallList(args []uintptr) uintptr {
-	if t := tracer.Load(); t != nil {
-		return t.call(f, args, nil)
+	if tracer.Load() != nil {
+		return f.callListTraced(args)
 	}
 	return ccall(f.addr, args)
+}
+
+// callListTraced is CallList while a tracer is set, kept out of line so
+// that the untraced path stays small enough to inline into its caller.
+//
+// It traces a copy of args, so that args stays on its caller's stack
+// (StackLists).
+//
+//go:noinline
+func (f *Func) callListTraced(args []uintptr) uintptr {
+	return tracer.Load().call(f, slices.Clone(args), nil)
 }
 
 // CallThen calls f with args (as CallList) and, when f returned 0, then
@@ -116,10 +128,15 @@ func (f *Func) CallList(args []uintptr) uintptr {
 // when then did not run. A device's context made current by f is thus
 // current for then without locking the goroutine to its thread.
 func (f *Func) CallThen(args []uintptr, then *Func) (r1, r2 uintptr) {
-	if t := tracer.Load(); t != nil {
-		return t.callThen(f, args, then)
+	if tracer.Load() != nil {
+		return f.callThenTraced(args, then)
 	}
 	return ccallThen(f.addr, args, then.addr)
+}
+
+//go:noinline
+func (f *Func) callThenTraced(args []uintptr, then *Func) (r1, r2 uintptr) {
+	return tracer.Load().callThen(f, slices.Clone(args), then)
 }
 
 // CallAfter calls pre with preArgs and, when it returned 0, f with args
@@ -128,10 +145,15 @@ func (f *Func) CallThen(args []uintptr, then *Func) (r1, r2 uintptr) {
 // context made current by pre is thus current for f (a launch) without
 // locking the goroutine to its thread. Like CallList, it allocates nothing.
 func (f *Func) CallAfter(pre *Func, preArgs, args []uintptr) (r0, r1 uintptr) {
-	if t := tracer.Load(); t != nil {
-		return t.callAfter(pre, preArgs, f, args)
+	if tracer.Load() != nil {
+		return f.callAfterTraced(pre, preArgs, args)
 	}
 	return ccallAfter(pre.addr, preArgs, f.addr, args)
+}
+
+//go:noinline
+func (f *Func) callAfterTraced(pre *Func, preArgs, args []uintptr) (r0, r1 uintptr) {
+	return tracer.Load().callAfter(pre, slices.Clone(preArgs), f, slices.Clone(args))
 }
 
 // Ptr turns an address owned by C into a pointer without tripping go vet's

@@ -229,16 +229,19 @@ func (b *Backend) Synchronize(index int) error {
 	if err != nil {
 		return err
 	}
-	sel, err := s.selector(d)
-	if err != nil {
-		return err
+	sel := d.sel.Load()
+	if sel == nil {
+		if sel, err = s.firstSelector(d); err != nil {
+			return err
+		}
 	}
-	if s.api.synchronizesContexts() {
+	if s.api.syncContext {
 		// One call that names the context (cuCtxSynchronize_v2): the
 		// thread's current context stays as it was, and nothing needs
-		// the thread.
-		if err := s.api.check(OpSynchronizeContext, s.api.callList(OpSynchronizeContext, sel.args[:])); err != nil {
-			return s.opErr(OpSynchronizeContext, d, err)
+		// the thread. syncContext means no adapter: the call goes
+		// straight to clib, and success costs one compare.
+		if r := s.api.synchronizeContext(sel.args[:]); r != 0 {
+			return s.opErr(OpSynchronizeContext, d, s.api.failed(OpSynchronizeContext, r))
 		}
 		return nil
 	}
@@ -257,6 +260,16 @@ func (b *Backend) Synchronize(index int) error {
 // device returns the loaded state and device index's record (-1: the
 // current device), or why there is none.
 func (b *Backend) device(index int) (*state, *devState, error) {
+	if s := b.st.Load(); s != nil && s.err == nil && uint(index) < uint(len(s.devs)) {
+		return s, &s.devs[index], nil
+	}
+	return b.deviceSlow(index)
+}
+
+// deviceSlow is device before the load, on an unavailable backend, for
+// the current device (-1) or an index out of range (out of line, so that
+// device inlines into the hot paths).
+func (b *Backend) deviceSlow(index int) (*state, *devState, error) {
 	s := b.load()
 	if s.err != nil {
 		return nil, nil, b.unavail(s)

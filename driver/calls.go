@@ -20,6 +20,12 @@ func (a *api) check(op Op, c int) error {
 	if c == 0 {
 		return nil
 	}
+	return a.failed(op, c)
+}
+
+// failed is check's error for a code that is not 0, out of line so that
+// check inlines into the hot paths: on success it is one compare.
+func (a *api) failed(op Op, c int) error {
 	if c == codePanic {
 		if err := a.panicked(op); err != nil {
 			return err
@@ -205,6 +211,12 @@ func (a *api) current() (sel uintptr, ok bool, err error) {
 // CUDA's shape (decided once, by resolve).
 func (a *api) synchronizesContexts() bool { return a.syncContext }
 
+// synchronizeContext is OpSynchronizeContext's code for the context sel
+// names, where synchronizesContexts: no adapter, so straight to clib.
+func (a *api) synchronizeContext(sel []uintptr) int {
+	return clib.Code(a.fn[OpSynchronizeContext].CallList(sel))
+}
+
 // selectThenSynchronize selects a device (makeCurrent's call) and
 // synchronizes it in one transition to C, on one thread: the codes of both
 // (the second 0 when the selection failed). It allocates nothing.
@@ -316,6 +328,21 @@ func (a *api) selectThenBuf(sel []uintptr, op Op, args []uintptr) (selected, r i
 	selected, r = a.selectThen(sel, op, lb.call[:n])
 	putLaunchBuf(sl, lb, 0)
 	return selected, r, nil
+}
+
+// selectThenArgs is selectThen with args on its caller's stack: passed as
+// they are where clib keeps a list in place (clib.StackLists: its own
+// trampoline copies it into its block) and both operations have CUDA's
+// shape, else copied into a launch buffer first (selectThenBuf), so that
+// args never escapes: an adapter may keep its list, purego.SyscallN does.
+func (a *api) selectThenArgs(sel []uintptr, op Op, args []uintptr) (selected, r int, err error) {
+	if clib.StackLists { // a constant: where false, this branch and its flow of args are compiled out
+		if a.fused[op] {
+			r0, r1 := a.fn[op].CallAfter(&a.fn[a.sel], sel, args)
+			return clib.Code(r0), clib.Code(r1), nil
+		}
+	}
+	return a.selectThenBuf(sel, op, args)
 }
 
 // selectThenCopy is selectThenBuf for a copy's three arguments, one of
@@ -519,16 +546,22 @@ func (a *api) memGetDMABufFD(p, n, flags uint64) (int, error) {
 // thread: the codes of both (the second 0 when the selection failed). It
 // allocates nothing: the hot path of a stream's or an event's call.
 func (a *api) selectThen(sel []uintptr, op Op, args []uintptr) (selected, r int) {
-	if !a.fused[op] { // a vendor's own shape: two calls on one locked thread
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if selected = a.callList(a.selectOp(), sel); selected != 0 {
-			return selected, 0
-		}
-		return 0, a.callList(op, args)
+	if !a.fused[op] {
+		return a.selectThenLocked(sel, op, args)
 	}
 	r0, r1 := a.fn[op].CallAfter(&a.fn[a.sel], sel, args)
 	return clib.Code(r0), clib.Code(r1)
+}
+
+// selectThenLocked is selectThen for a vendor's own shape (an adapter):
+// two calls on one locked thread.
+func (a *api) selectThenLocked(sel []uintptr, op Op, args []uintptr) (selected, r int) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if selected = a.callList(a.selectOp(), sel); selected != 0 {
+		return selected, 0
+	}
+	return 0, a.callList(op, args)
 }
 
 // streamCreateFlags creates a stream with flags (CU_STREAM_NON_BLOCKING 1,

@@ -31,6 +31,12 @@ func (s *state) selector(d *devState) (*selector, error) {
 	if sel := d.sel.Load(); sel != nil {
 		return sel, nil
 	}
+	return s.firstSelector(d)
+}
+
+// firstSelector is selector's first use of a device, out of line (its
+// lock's defer would keep selector from inlining into the hot paths).
+func (s *state) firstSelector(d *devState) (*selector, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if sel := d.sel.Load(); sel != nil {

@@ -193,6 +193,12 @@ func (b *Backend) load() *state {
 	if s := b.st.Load(); s != nil {
 		return s
 	}
+	return b.loadOnce()
+}
+
+// loadOnce is load's first use, out of line so that load inlines into the
+// hot paths.
+func (b *Backend) loadOnce() *state {
 	b.once.Do(func() {
 		ls := b.library()
 		var s *state

@@ -26,28 +26,32 @@ var errPending = fmt.Errorf("%w: work is pending", device.ErrNotReady)
 
 // callOn runs op with device d current, in one transition to C: with list
 // as its arguments where list is not nil (a handle's own list, prebuilt on
-// the heap), else with args (values or addresses of C memory), which it
-// copies outside the Go heap first so that a caller's list on its stack
-// stays there (api.selectThenBuf): no call allocates. A failed selection
-// is err, already saying which device; op's own failure is opErr, the
-// checked *clib.Error, for the caller to say what it was doing.
+// the heap), else with args (values or addresses of C memory), which stays
+// on its caller's stack (api.selectThenArgs): no call allocates. A failed
+// selection is err, already saying which device; op's own failure is
+// opErr, the checked *clib.Error, for the caller to say what it was doing.
+// On success nothing runs after the call but one compare.
 func (s *state) callOn(d *devState, op Op, list, args []uintptr) (opErr, err error) {
 	sel := d.sel.Load()
 	if sel == nil {
-		if sel, err = s.selector(d); err != nil {
+		if sel, err = s.firstSelector(d); err != nil {
 			return nil, err
 		}
 	}
+	a := s.api
 	var selected, r int
 	if list != nil {
-		selected, r = s.api.selectThen(sel.args[:], op, list)
-	} else if selected, r, err = s.api.selectThenBuf(sel.args[:], op, args); err != nil {
+		selected, r = a.selectThen(sel.args[:], op, list)
+	} else if selected, r, err = a.selectThenArgs(sel.args[:], op, args); err != nil {
 		return nil, err
 	}
-	if selected != 0 {
-		return nil, s.opErr(s.api.sel, d, s.api.check(s.api.sel, selected))
+	if selected|r == 0 {
+		return nil, nil
 	}
-	return s.api.check(op, r), nil
+	if selected != 0 {
+		return nil, s.opErr(a.sel, d, a.failed(a.sel, selected))
+	}
+	return a.failed(op, r), nil
 }
 
 // runOn runs op with args (values) with device d current, in one
