@@ -42,6 +42,12 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 	if e.syncV2 != 0 { // as the backend and the C floor, where the driver has it
 		sync = func() error { return check("cuCtxSynchronize_v2", gofloor.Call1(e.syncV2, e.ctx)) }
 	}
+	streamSync := func() error {
+		return check("cuCtxSetCurrent, cuStreamSynchronize", gofloor.SetThen1(e.set, e.ctx, e.streamSync, st))
+	}
+	record := func() error {
+		return check("cuCtxSetCurrent, cuEventRecord", gofloor.SetThen2(e.set, e.ctx, e.eventRecord, ev, st))
+	}
 	return map[string]func() error{
 		"SetCurrent":  func() error { return check("cuCtxSetCurrent", gofloor.Call1(e.set, e.ctx)) },
 		"Synchronize": sync,
@@ -57,11 +63,11 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 		"CopyDtoH4K": func() error {
 			return check("cuCtxSetCurrent, cuMemcpyDtoH_v2", gofloor.SetThenDtoH(e.set, e.ctx, e.dtoh, e.host, dev))
 		},
-		"StreamSynchronize": func() error {
-			return check("cuCtxSetCurrent, cuStreamSynchronize", gofloor.SetThen1(e.set, e.ctx, e.streamSync, st))
-		},
-		"EventRecord": func() error {
-			return check("cuCtxSetCurrent, cuEventRecord", gofloor.SetThen2(e.set, e.ctx, e.eventRecord, ev, st))
-		},
+		"StreamSynchronize": streamSync,
+		"EventRecord":       record,
+		// The Raw rows (clib's transition alone) against the same floors.
+		"RawSynchronize":       sync,
+		"RawStreamSynchronize": streamSync,
+		"RawEventRecord":       record,
 	}
 }

@@ -107,6 +107,7 @@ func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
 	return []pairedRow{
 		{"SetCurrent", opSetCurrent, 20000, func() error { return be.SetCurrent(0) }, nil},
 		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, nil},
+		{"RawSynchronize", syncOp, 2000, env.rawSync, nil},
 		{"SynchronizeVsSetSync", opSynchronize, 2000, func() error { return be.Synchronize(0) }, nil},
 		// The floor of any Go caller: cuCtxSetCurrent and cuCtxSynchronize
 		// through clib's transition alone (one runtime.cgocall), no backend.
@@ -116,7 +117,9 @@ func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
 		{"CopyHtoD4K", opSetHtoD4K, 200, func() error { return be.CopyHtoD(0, env.dev, env.host) }, nil},
 		{"CopyDtoH4K", opSetDtoH4K, 200, func() error { return be.CopyDtoH(0, env.host, env.dev) }, nil},
 		{"StreamSynchronize", opSetStreamSync, 2000, func() error { return env.st.Synchronize() }, nil},
+		{"RawStreamSynchronize", opSetStreamSync, 2000, env.rawStreamSync, nil},
 		{"EventRecord", opSetEventRecord, 2000, func() error { return env.st.Record(env.ev) }, drainStream},
+		{"RawEventRecord", opSetEventRecord, 2000, env.rawRecord, drainStream},
 	}
 }
 
@@ -194,7 +197,9 @@ type pairedEnv struct {
 	set, sync, syncV2, launch, htod, dtoh uintptr // cuCtxSetCurrent, ...; syncV2 0 before CUDA 13.0
 	streamSync, eventRecord               uintptr
 	setFn, syncFn                         clib.Func
+	syncV2Fn, streamSyncFn, recordFn      clib.Func
 	ctxArgs                               []uintptr // {ctx}, built once
+	stArgs, recordArgs                    []uintptr // {stream}, {event, stream}
 }
 
 func newPairedEnv(b *testing.B, be *driver.Backend) *pairedEnv {
@@ -219,18 +224,18 @@ func newPairedEnv(b *testing.B, be *driver.Backend) *pairedEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var deviceGet, retain, syncV2, launch, htod, dtoh, streamSync, eventRecord clib.Func
+	var deviceGet, retain, launch, htod, dtoh clib.Func
 	if err := h.Resolve("cuda", []clib.Sym{
 		{Fn: &deviceGet, Names: []string{"cuDeviceGet"}, Required: true},
 		{Fn: &retain, Names: []string{"cuDevicePrimaryCtxRetain"}, Required: true},
 		{Fn: &e.setFn, Names: []string{"cuCtxSetCurrent"}, Required: true},
 		{Fn: &e.syncFn, Names: []string{"cuCtxSynchronize"}, Required: true},
-		{Fn: &syncV2, Names: []string{"cuCtxSynchronize_v2"}},
+		{Fn: &e.syncV2Fn, Names: []string{"cuCtxSynchronize_v2"}},
 		{Fn: &launch, Names: []string{"cuLaunchKernel"}, Required: true},
 		{Fn: &htod, Names: []string{"cuMemcpyHtoD_v2"}, Required: true},
 		{Fn: &dtoh, Names: []string{"cuMemcpyDtoH_v2"}, Required: true},
-		{Fn: &streamSync, Names: []string{"cuStreamSynchronize"}, Required: true},
-		{Fn: &eventRecord, Names: []string{"cuEventRecord"}, Required: true},
+		{Fn: &e.streamSyncFn, Names: []string{"cuStreamSynchronize"}, Required: true},
+		{Fn: &e.recordFn, Names: []string{"cuEventRecord"}, Required: true},
 	}); err != nil {
 		b.Fatal(err)
 	}
@@ -242,9 +247,47 @@ func newPairedEnv(b *testing.B, be *driver.Backend) *pairedEnv {
 		b.Fatalf("cuDevicePrimaryCtxRetain(device 0) = %d", rc)
 	}
 	e.ctxArgs = []uintptr{e.ctx}
-	e.set, e.sync, e.syncV2, e.launch = e.setFn.Addr(), e.syncFn.Addr(), syncV2.Addr(), launch.Addr()
-	e.htod, e.dtoh, e.streamSync, e.eventRecord = htod.Addr(), dtoh.Addr(), streamSync.Addr(), eventRecord.Addr()
+	e.stArgs, e.recordArgs = []uintptr{handle(b, e.st)}, []uintptr{handle(b, e.ev), handle(b, e.st)}
+	e.set, e.sync, e.syncV2, e.launch = e.setFn.Addr(), e.syncFn.Addr(), e.syncV2Fn.Addr(), launch.Addr()
+	e.htod, e.dtoh, e.streamSync, e.eventRecord = htod.Addr(), dtoh.Addr(), e.streamSyncFn.Addr(), e.recordFn.Addr()
 	return e
+}
+
+// The Raw rows make a row's driver calls through clib's transition alone
+// (one runtime.cgocall into clib's trampoline, lists prebuilt), with no
+// backend: beside the row itself and its Go floor they split what
+// flagshim adds into the driver package's Go code (row - Raw) and the
+// transition, clib's trampoline against cmd/cgo's wrapper (Raw - Go
+// floor).
+
+// rawSync is cuCtxSynchronize_v2(ctx) where the driver has it, else
+// cuCtxSetCurrent(ctx) and cuCtxSynchronize: Synchronize's calls.
+func (e *pairedEnv) rawSync() error {
+	if !e.syncV2Fn.OK() {
+		return e.rawSetThenSync()
+	}
+	if rc := clib.Code(e.syncV2Fn.CallList(e.ctxArgs)); rc != 0 {
+		return fmt.Errorf("cuCtxSynchronize_v2 = %d", rc)
+	}
+	return nil
+}
+
+// rawStreamSync is cuCtxSetCurrent(ctx), cuStreamSynchronize(stream) in one
+// transition: StreamSynchronize's calls.
+func (e *pairedEnv) rawStreamSync() error {
+	if r0, r1 := e.streamSyncFn.CallAfter(&e.setFn, e.ctxArgs, e.stArgs); r0|r1 != 0 {
+		return fmt.Errorf("cuCtxSetCurrent, cuStreamSynchronize = %d, %d", clib.Code(r0), clib.Code(r1))
+	}
+	return nil
+}
+
+// rawRecord is cuCtxSetCurrent(ctx), cuEventRecord(event, stream) in one
+// transition: EventRecord's calls.
+func (e *pairedEnv) rawRecord() error {
+	if r0, r1 := e.recordFn.CallAfter(&e.setFn, e.ctxArgs, e.recordArgs); r0|r1 != 0 {
+		return fmt.Errorf("cuCtxSetCurrent, cuEventRecord = %d, %d", clib.Code(r0), clib.Code(r1))
+	}
+	return nil
 }
 
 // rawSetThenSync is cuCtxSetCurrent and cuCtxSynchronize through clib's
