@@ -102,3 +102,13 @@ func ccallAfterLocked(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr
 	}
 	return r0, r1
 }
+
+// ccallPrepared makes p's call with a0 as fn's first argument, in one
+// transition to C: the block is built from p's few words, nothing else.
+func ccallPrepared(p *Prepared, a0 uintptr) (r0, r1 uintptr) {
+	var b cblock
+	b.fn, b.pre, b.preArg = p.fn, p.pre, p.preArg
+	b.args[0], b.args[1] = a0, p.args[1]
+	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
+	return b.r0, b.r1
+}

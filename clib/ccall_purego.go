@@ -43,3 +43,9 @@ func ccallAfter(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0,
 	runtime.UnlockOSThread()
 	return r0, r1
 }
+
+// ccallPrepared is never reached here: Prepare prepares nothing where
+// StackLists is false.
+func ccallPrepared(p *Prepared, a0 uintptr) (r0, r1 uintptr) {
+	panic("clib: a Prepared call on a platform without the trampoline")
+}

@@ -235,11 +235,16 @@ func (b *Backend) Synchronize(index int) error {
 			return err
 		}
 	}
-	if s.api.syncContext {
-		// One call that names the context (cuCtxSynchronize_v2): the
-		// thread's current context stays as it was, and nothing needs
-		// the thread. syncContext means no adapter: the call goes
-		// straight to clib, and success costs one compare.
+	if sel.sync.OK() {
+		// One call that names the context (cuCtxSynchronize_v2), prepared
+		// with the selector: the thread's current context stays as it
+		// was, nothing needs the thread, and success costs one compare.
+		if _, r := sel.sync.Call(); clib.Code(r) != 0 {
+			return s.opErr(OpSynchronizeContext, d, s.api.failed(OpSynchronizeContext, clib.Code(r)))
+		}
+		return nil
+	}
+	if s.api.syncContext { // the same call where clib prepares none (no trampoline here)
 		if r := s.api.synchronizeContext(sel.args[:]); r != 0 {
 			return s.opErr(OpSynchronizeContext, d, s.api.failed(OpSynchronizeContext, r))
 		}

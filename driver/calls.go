@@ -330,6 +330,26 @@ func (a *api) selectThenBuf(sel []uintptr, op Op, args []uintptr) (selected, r i
 	return selected, r, nil
 }
 
+// prepare builds op's call with args after the selection sel, for a handle
+// that makes it again and again (clib.Prepared: a stream's synchronize and
+// records, an event's synchronize); not OK where the two have no fused
+// call (an adapter) or clib has no trampoline here.
+func (a *api) prepare(sel *selector, op Op, args ...uintptr) clib.Prepared {
+	if !a.fused[op] {
+		return clib.Prepared{}
+	}
+	return a.fn[op].Prepare(&a.fn[a.sel], sel.args[0], args...)
+}
+
+// prepareSyncContext builds Synchronize's one call for the context sel
+// names where the library has it (synchronizesContexts).
+func (a *api) prepareSyncContext(sel *selector) clib.Prepared {
+	if !a.syncContext {
+		return clib.Prepared{}
+	}
+	return a.fn[OpSynchronizeContext].Prepare(nil, 0, sel.args[0])
+}
+
 // selectThenArgs is selectThen with args on its caller's stack: passed as
 // they are where clib keeps a list in place (clib.StackLists: its own
 // trampoline copies it into its block) and both operations have CUDA's

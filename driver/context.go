@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/flagos-ai/flagshim/clib"
 )
 
 // devState is one device of a loaded backend.
@@ -23,7 +25,12 @@ type devState struct {
 // primary context (PrimaryContext), its context learned once
 // (DeviceContext) or its ordinal (CurrentDevice). The list is built once,
 // so a call passes it without allocating.
-type selector struct{ args [1]uintptr }
+type selector struct {
+	args [1]uintptr
+	// sync is Synchronize's call prepared (OpSynchronizeContext on the
+	// context), where the library has it: not OK otherwise.
+	sync clib.Prepared
+}
 
 // selector returns the device's selector, retaining its primary context
 // (or learning its context) on first use.
@@ -59,6 +66,7 @@ func (s *state) firstSelector(d *devState) (*selector, error) {
 		}
 		sel.args[0] = ctx
 	}
+	sel.sync = s.api.prepareSyncContext(sel)
 	d.sel.Store(sel)
 	return sel, nil
 }

@@ -7,18 +7,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 )
 
 // Stream is a stream of one device (CUstream, hipStream_t): a
 // device.Stream.
 type Stream struct {
+	gone atomic.Bool
+	// hot are the stream's synchronize and records, prepared at its
+	// creation (not OK: calls go the general way, runList and runOn).
+	hot  struct{ sync, record clib.Prepared }
 	b    *Backend
 	s    *state
 	dev  *devState
-	h    [1]uintptr // the handle, as a prebuilt argument list
-	mu   sync.Mutex // serialises Destroy
-	gone atomic.Bool
+	h    [1]uintptr              // the handle, as a prebuilt argument list
+	mu   sync.Mutex              // serialises Destroy
 	capt atomic.Pointer[capture] // set between BeginCapture and EndCapture (graph.go)
 	// foreign: the handle is another owner's (ForeignStream); Destroy
 	// releases the wrapper only.
@@ -27,11 +31,42 @@ type Stream struct {
 
 // Event is an event of one device (CUevent, hipEvent_t): a device.Event.
 type Event struct {
+	gone atomic.Bool
+	sync clib.Prepared // its synchronize, prepared at its creation (see Stream.hot)
 	s    *state
 	dev  *devState
 	h    [1]uintptr
 	mu   sync.Mutex
-	gone atomic.Bool
+}
+
+// newStream is the stream of handle h on device d, its hot calls
+// prepared where d's selector is known (always, but for a foreign stream
+// of a device not yet used).
+func newStream(b *Backend, s *state, d *devState, h uintptr, foreign bool) *Stream {
+	st := &Stream{b: b, s: s, dev: d, h: [1]uintptr{h}, foreign: foreign}
+	if sel := d.sel.Load(); sel != nil {
+		st.hot.sync = s.api.prepare(sel, OpStreamSynchronize, h)
+		st.hot.record = s.api.prepare(sel, OpEventRecord, 0, h)
+	}
+	return st
+}
+
+// newEvent is the event of handle h on device d (see newStream).
+func newEvent(s *state, d *devState, h uintptr) *Event {
+	e := &Event{s: s, dev: d, h: [1]uintptr{h}}
+	if sel := d.sel.Load(); sel != nil {
+		e.sync = s.api.prepare(sel, OpEventSynchronize, h)
+	}
+	return e
+}
+
+// hotErr is the error of a prepared call that failed: the selection's
+// (selected) or op's (r), as runOn says it.
+func (s *state) hotErr(d *devState, op Op, selected, r int) error {
+	if selected != 0 {
+		return s.opErr(s.api.sel, d, s.api.failed(s.api.sel, selected))
+	}
+	return s.opErr(op, d, s.api.failed(op, r))
 }
 
 // HostBuffer is pinned host memory from AllocHost: a device.HostBuffer.
@@ -73,7 +108,7 @@ func (b *Backend) NewStream(index int) (device.Stream, error) {
 	if err != nil {
 		return nil, s.opErr(OpStreamCreate, d, err)
 	}
-	return &Stream{b: b, s: s, dev: d, h: [1]uintptr{h}}, nil
+	return newStream(b, s, d, h, false), nil
 }
 
 // NewEvent creates an event on device index, with timing enabled
@@ -91,7 +126,7 @@ func (b *Backend) NewEvent(index int) (device.Event, error) {
 	if err != nil {
 		return nil, s.opErr(OpEventCreate, d, err)
 	}
-	return &Event{s: s, dev: d, h: [1]uintptr{h}}, nil
+	return newEvent(s, d, h), nil
 }
 
 // AllocHost allocates size bytes of pinned host memory for device index's
@@ -241,6 +276,12 @@ func (st *Stream) Record(e device.Event) error {
 	if st.gone.Load() {
 		return st.released("Record")
 	}
+	if st.hot.record.OK() {
+		if r0, r1 := st.hot.record.CallWith(ev.h[0]); clib.Code(r0)|clib.Code(r1) != 0 {
+			return st.s.hotErr(st.dev, OpEventRecord, clib.Code(r0), clib.Code(r1))
+		}
+		return nil
+	}
 	return st.run(OpEventRecord, []uintptr{ev.h[0], st.h[0]})
 }
 
@@ -263,6 +304,12 @@ func (st *Stream) Wait(e device.Event) error {
 func (st *Stream) Synchronize() error {
 	if st.gone.Load() {
 		return st.released("Synchronize")
+	}
+	if st.hot.sync.OK() {
+		if r0, r1 := st.hot.sync.Call(); clib.Code(r0)|clib.Code(r1) != 0 {
+			return st.s.hotErr(st.dev, OpStreamSynchronize, clib.Code(r0), clib.Code(r1))
+		}
+		return nil
 	}
 	return st.s.runList(st.dev, OpStreamSynchronize, st.h[:])
 }
@@ -319,6 +366,12 @@ func (e *Event) do(op string, f func(a *api) error) error {
 func (e *Event) Synchronize() error {
 	if e.gone.Load() {
 		return e.released("Synchronize")
+	}
+	if e.sync.OK() {
+		if r0, r1 := e.sync.Call(); clib.Code(r0)|clib.Code(r1) != 0 {
+			return e.s.hotErr(e.dev, OpEventSynchronize, clib.Code(r0), clib.Code(r1))
+		}
+		return nil
 	}
 	return e.s.runList(e.dev, OpEventSynchronize, e.h[:])
 }

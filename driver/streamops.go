@@ -109,7 +109,7 @@ func (b *Backend) NewStreamWith(index int, nonBlocking bool) (*Stream, error) {
 	if err != nil {
 		return nil, s.opErr(OpStreamCreate, d, err)
 	}
-	return &Stream{b: b, s: s, dev: d, h: [1]uintptr{h}}, nil
+	return newStream(b, s, d, h, false), nil
 }
 
 // NewEventWith creates an event on device index; timing false creates one
@@ -133,7 +133,7 @@ func (b *Backend) NewEventWith(index int, timing bool) (*Event, error) {
 	if err != nil {
 		return nil, s.opErr(OpEventCreate, d, err)
 	}
-	return &Event{s: s, dev: d, h: [1]uintptr{h}}, nil
+	return newEvent(s, d, h), nil
 }
 
 // ForeignStream wraps the stream handle h of device index that another
@@ -148,7 +148,7 @@ func (b *Backend) ForeignStream(index int, h uintptr) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{b: b, s: s, dev: d, h: [1]uintptr{h}, foreign: true}, nil
+	return newStream(b, s, d, h, true), nil
 }
 
 // Select makes device index's context current on the calling OS thread and
