@@ -244,7 +244,7 @@ func (b *Backend) Synchronize(index int) error {
 		}
 		return nil
 	}
-	if s.api.syncContext { // the same call where clib prepares none (no trampoline here)
+	if s.api.synchronizesContexts() { // the same call where clib prepares none (no trampoline here)
 		if r := s.api.synchronizeContext(sel.args[:]); r != 0 {
 			return s.opErr(OpSynchronizeContext, d, s.api.failed(OpSynchronizeContext, r))
 		}
