@@ -31,7 +31,7 @@ func TestPluginOnFakes(t *testing.T) {
 	if cc == "" {
 		t.Skip("-buildmode=c-shared needs cgo, and `go env CC` names no installed C compiler")
 	}
-	lib := dltest.GoBuild(t, ".", "libflagcxshim.so", "-buildmode=c-shared")
+	lib := dltest.GoBuild(t, ".", "libflagcxshim.so", dltest.CSharedFlags...)
 	prog := filepath.Join(dltest.PrivateDir(t), "plugin_test")
 	args := append(strings.Fields(cc)[1:], "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-o", prog,
 		dltest.Abs(t, "testdata/plugin_test.c"), "-ldl", "-pthread")
@@ -176,7 +176,7 @@ func BenchmarkPluginFields(b *testing.B) {
 	if runtime.GOOS != "linux" || cc == "" {
 		b.Skip("needs Linux and a C compiler for -buildmode=c-shared")
 	}
-	lib := dltest.GoBuild(b, ".", "libflagcxshim.so", "-buildmode=c-shared")
+	lib := dltest.GoBuild(b, ".", "libflagcxshim.so", dltest.CSharedFlags...)
 	prog := filepath.Join(dltest.PrivateDir(b), "plugin_bench")
 	args := append(strings.Fields(cc)[1:], "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Werror", "-I", dltest.Abs(b, "."), "-o", prog,
 		dltest.Abs(b, "testdata/plugin_bench.c"), "-ldl")

@@ -72,8 +72,9 @@ func GoBuild(tb testing.TB, pkg, name string, flags ...string) string {
 	return out
 }
 
-// CSharedFlags are the flags every test that builds the C library
-// (cmd/libflagshim) builds it with: pip's build backend's
+// CSharedFlags are the flags every test that builds a c-shared library
+// (the C library cmd/libflagshim, the FlagCX plugin cmd/libflagcxshim)
+// builds it with: pip's build backend's
 // (python/_build_backend/flagshim_build.py). One set of flags makes one
 // build, which GoBuild's cache then serves to each test, and one compile of
 // the standard library and every dependency in that mode in a cold build
