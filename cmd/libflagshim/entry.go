@@ -10,16 +10,31 @@ package main
 // of the parent's. Entering it there may hang or crash the child, so a
 // forked child never enters it: the library records the fork itself with
 // pthread_atfork (whoever forks: C code, Python's os.fork, ctypes' libc
-// fork), and every entry point answers FLAGSHIM_EFORK at once.
-// flagshim_abi_version, a constant, answers there too. A fork that skips
-// the atfork handlers (a raw clone, vfork, posix_spawn) is followed by an
-// exec, so nothing of the library runs in it.
+// fork), and every entry point answers FLAGSHIM_EFORK at once, but
+// flagshim_info_json (ABI 1.3), which answers from the parent's copy where
+// there is one (below). flagshim_abi_version, a constant, answers there
+// too. A fork that skips the atfork handlers (a raw clone, vfork,
+// posix_spawn) is followed by an exec, so nothing of the library runs in it.
+//
+// The fork copy. What Init decided is fixed once it ran, so the prepare
+// handler (in the parent, on the forking thread, before the fork) keeps
+// the info answer in C memory the first time a fork follows Init, and a
+// forked child's flagshim_info_json answers from it with plain C. The
+// Python package's forked children answer resolve, alias_active, info, ...
+// from it. The handler enters Go only where that is safe and cannot wait
+// for itself: Init has returned (flagshim_note_init; it never starts or
+// waits for Init), the process is not itself a forked child, and the
+// forking thread is not inside a flagshim call (flagshim_depth: a vendor
+// library that forks inside one, with Go's locks held on this thread, gets
+// no copy). Where it takes none (or malloc fails), the child answers
+// FLAGSHIM_EFORK as before. Later forks reuse the copy.
 //
 // This file has no //export, so its preamble may define functions (cgo
 // copies the preambles of files that export into _cgo_export.c).
 
 /*
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flagshim.h"
@@ -37,14 +52,55 @@ extern int flagshim_go_nvshmem_init(int device);
 extern int flagshim_go_device_json(char *device, char *out, int out_len);
 extern int flagshim_go_mem_get_info(char *device, unsigned long long *free_bytes, unsigned long long *total_bytes);
 
+extern char *flagshim_go_fork_info(int *length);
+
 // Set in the child of a fork made after the library was loaded, by the
 // child handler (the child has one thread then); read by every entry point.
 static volatile int flagshim_in_forked_child;
 
+// Set once Init has returned in this process (Go's initHost calls
+// flagshim_note_init); read by the prepare handler.
+static int flagshim_init_ran;
+
+__attribute__((visibility("hidden"))) void flagshim_note_init(void) {
+	__atomic_store_n(&flagshim_init_ran, 1, __ATOMIC_RELEASE);
+}
+
+__attribute__((visibility("hidden"))) void *flagshim_fork_malloc(size_t n) { return malloc(n); }
+
+// How many flagshim calls this thread is inside (0 or 1, more where a
+// vendor library calls back): the prepare handler enters Go only at 0.
+static __thread int flagshim_depth;
+
+#define FLAGSHIM_CALL(call) __extension__({ \
+	flagshim_depth++; \
+	int flagshim_rc_ = (call); \
+	flagshim_depth--; \
+	flagshim_rc_; \
+})
+
+// The info answer kept for forked children (NUL-terminated, its length),
+// published once with a release store; never freed.
+static char *flagshim_fork_info;
+static int flagshim_fork_info_len;
+
+static void flagshim_fork_prepare(void) {
+	if (flagshim_in_forked_child || flagshim_depth > 0) return;
+	if (__atomic_load_n(&flagshim_fork_info, __ATOMIC_ACQUIRE) != NULL) return;
+	if (!__atomic_load_n(&flagshim_init_ran, __ATOMIC_ACQUIRE)) return;
+	int n = 0;
+	char *p = flagshim_go_fork_info(&n);
+	if (p == NULL) return;
+	flagshim_fork_info_len = n;
+	char *none = NULL;
+	// Two threads forking at once: the first copy stays.
+	if (!__atomic_compare_exchange_n(&flagshim_fork_info, &none, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(p);
+}
+
 static void flagshim_fork_child(void) { flagshim_in_forked_child = 1; }
 
 __attribute__((constructor)) static void flagshim_watch_forks(void) {
-	pthread_atfork(NULL, NULL, flagshim_fork_child);
+	pthread_atfork(flagshim_fork_prepare, NULL, flagshim_fork_child);
 }
 
 static const char flagshim_fork_message[] =
@@ -64,34 +120,53 @@ int flagshim_abi_version(void) { return FLAGSHIM_ABI_VERSION; }
 
 int flagshim_ready(void) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return flagshim_go_ready();
+	return FLAGSHIM_CALL(flagshim_go_ready());
 }
 
 int flagshim_resolve(const char *device, char *out, int out_len) {
 	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
-	return flagshim_go_resolve((char *)device, out, out_len);
+	return FLAGSHIM_CALL(flagshim_go_resolve((char *)device, out, out_len));
 }
 
 int flagshim_alias_active(void) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return flagshim_go_alias_active();
+	return FLAGSHIM_CALL(flagshim_go_alias_active());
+}
+
+// In a forked child: the parent's copy, under the size protocol, with
+// plain C; FLAGSHIM_EFORK where the parent kept none.
+static int flagshim_fork_answer(char *out, int out_len) {
+	const char *s = __atomic_load_n(&flagshim_fork_info, __ATOMIC_ACQUIRE);
+	if (s == NULL) {
+		if (out && out_len > 0) out[0] = 0;
+		return FLAGSHIM_EFORK;
+	}
+	int n = flagshim_fork_info_len;
+	if (out == NULL && out_len == 0) return n;
+	if (out == NULL || out_len <= 0) return FLAGSHIM_EINVAL;
+	if (n > out_len - 1) {
+		out[0] = 0;
+		return FLAGSHIM_ERANGE;
+	}
+	memcpy(out, s, (size_t)n + 1);
+	return n;
 }
 
 int flagshim_info_json(char *out, int out_len) {
-	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
-	return flagshim_go_info_json(out, out_len);
+	if (flagshim_in_forked_child) return flagshim_fork_answer(out, out_len);
+	return FLAGSHIM_CALL(flagshim_go_info_json(out, out_len));
 }
 
 int flagshim_select_json(const char *type, const char *devices, char *out, int out_len) {
 	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
-	return flagshim_go_select_json((char *)type, (char *)devices, out, out_len);
+	return FLAGSHIM_CALL(flagshim_go_select_json((char *)type, (char *)devices, out, out_len));
 }
 
 // In a forked child, the last error of every thread is the fork: the
 // message, under the size protocol (NULL, 0 asks for the length; a longer
 // message is cut to fit).
 int flagshim_error(char *out, int out_len) {
-	if (!flagshim_in_forked_child) return flagshim_go_error(out, out_len);
+	if (!flagshim_in_forked_child) return FLAGSHIM_CALL(flagshim_go_error(out, out_len));
 	int n = (int)(sizeof flagshim_fork_message - 1);
 	if (out == NULL && out_len == 0) return n;
 	if (out == NULL || out_len <= 0) return FLAGSHIM_EINVAL;
@@ -103,32 +178,32 @@ int flagshim_error(char *out, int out_len) {
 
 int flagshim_module_loaded(const char *backend, unsigned long long module, char *out, int out_len) {
 	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
-	return flagshim_go_module_loaded((char *)backend, module, out, out_len);
+	return FLAGSHIM_CALL(flagshim_go_module_loaded((char *)backend, module, out, out_len));
 }
 
 int flagshim_module_unloading(const char *backend, unsigned long long module) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return flagshim_go_module_unloading((char *)backend, module);
+	return FLAGSHIM_CALL(flagshim_go_module_unloading((char *)backend, module));
 }
 
 int flagshim_nvshmem_attach(int device) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return flagshim_go_nvshmem_attach(device);
+	return FLAGSHIM_CALL(flagshim_go_nvshmem_attach(device));
 }
 
 int flagshim_nvshmem_init(int device) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return flagshim_go_nvshmem_init(device);
+	return FLAGSHIM_CALL(flagshim_go_nvshmem_init(device));
 }
 
 int flagshim_device_json(const char *device, char *out, int out_len) {
 	if (flagshim_forked(out, out_len)) return FLAGSHIM_EFORK;
-	return flagshim_go_device_json((char *)device, out, out_len);
+	return FLAGSHIM_CALL(flagshim_go_device_json((char *)device, out, out_len));
 }
 
 int flagshim_mem_get_info(const char *device, unsigned long long *free_bytes, unsigned long long *total_bytes) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return flagshim_go_mem_get_info((char *)device, free_bytes, total_bytes);
+	return FLAGSHIM_CALL(flagshim_go_mem_get_info((char *)device, free_bytes, total_bytes));
 }
 */
 import "C"

@@ -29,16 +29,21 @@
  * library records every fork (pthread_atfork, whoever forks: C code,
  * Python's os.fork, ctypes) and in the child every function returns
  * FLAGSHIM_EFORK at once, without entering the Go runtime (but
- * flagshim_abi_version, a constant, and flagshim_error, which then gives
- * the fork's message). Exec, or use a spawn start method, for children that
- * need flagshim. The Python package calls flagshim_ready on import and
- * raises ForkError for calls that need the library in a forked child.
+ * flagshim_abi_version, a constant; flagshim_error, which then gives the
+ * fork's message; and, since 1.3, flagshim_info_json, which answers from
+ * the parent's copy: see it below). Exec, or use a spawn start method, for
+ * children that need flagshim. The Python package calls flagshim_ready on
+ * import, answers resolve, alias_active, info, ... in a forked child from
+ * flagshim_info_json's copy and raises ForkError for calls that need the
+ * library there.
  *
  * ABI version (as PJRT versions its C API). flagshim_abi_version() returns
  * the library's FLAGSHIM_ABI_VERSION, major * 10000 + minor; this header
- * declares version 1.2 (10002): 1.0 and, since 1.1, flagshim_device_json,
+ * declares version 1.3 (10003): 1.0 and, since 1.1, flagshim_device_json,
  * flagshim_mem_get_info and FLAGSHIM_ENODEV; since 1.2, flagshim_select_json
- * and FLAGSHIM_ESELECT. A host checks it once, after loading the
+ * and FLAGSHIM_ESELECT; since 1.3, flagshim_info_json answers in a forked
+ * child (the parent's copy, taken at the fork; a 1.2 library answers
+ * FLAGSHIM_EFORK there). A host checks it once, after loading the
  * library: a library of another major is not one it can use (refuse it, as
  * the Python package does); within one major, a library of a lower minor
  * lacks the functions added since (check the minor, or dlsym them, before
@@ -86,7 +91,7 @@
 
 /* The ABI version this header declares: major * 10000 + minor (see above). */
 #define FLAGSHIM_ABI_VERSION_MAJOR 1
-#define FLAGSHIM_ABI_VERSION_MINOR 2
+#define FLAGSHIM_ABI_VERSION_MINOR 3
 #define FLAGSHIM_ABI_VERSION (FLAGSHIM_ABI_VERSION_MAJOR * 10000 + FLAGSHIM_ABI_VERSION_MINOR)
 
 /* Every function that fails (but flagshim_error itself) leaves a message
@@ -143,6 +148,19 @@ int flagshim_ready(void);
  * command's isolated). Called with out == NULL and out_len == 0 it writes nothing and
  * returns the length the answer needs (add one for the NUL); on
  * FLAGSHIM_ERANGE, ask so and call again.
+ *
+ * (1.3) In the child of a fork it answers, under the same size protocol and
+ * without the Go runtime, from the copy the parent took at its first fork
+ * after Init had run (a pthread_atfork prepare handler, on the forking
+ * thread; later forks, and the children's own forks, reuse it): what Init
+ * decided, and the free memory of that moment. It returns FLAGSHIM_EFORK
+ * there, as every other function does, where the parent took no copy: no
+ * call had run Init before the fork (the handler never starts Init, nor
+ * waits for one in flight), the forking thread was inside a flagshim call
+ * (a library that forks from a call flagshim made), or memory was short.
+ * The first fork after Init pays for the answer where no
+ * flagshim_info_json call built one before (a few milliseconds: every
+ * vendor's presence probe); a host that never forks never does.
  */
 int flagshim_info_json(char *out, int out_len);
 

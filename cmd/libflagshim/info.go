@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/flagos-ai/flagshim"
 	"github.com/flagos-ai/flagshim/device"
@@ -37,8 +38,15 @@ func infoJSON() (string, failure) {
 		setErr(fmt.Errorf("flagshim: the report cannot be written as JSON: %w", err))
 		return "", failInit
 	}
-	return string(b), failNone
+	s := string(b)
+	lastInfo.Store(&s)
+	return s, failNone
 }
+
+// lastInfo is infoJSON's last answer in this process (nil before the
+// first): the fork handler keeps it for the children rather than build
+// another (fork.go).
+var lastInfo atomic.Pointer[string]
 
 // askAll asks every vendor backend's probe at once, each on a goroutine of
 // its own, where the presence tier answers: the report asks each of them

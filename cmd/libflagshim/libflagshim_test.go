@@ -103,27 +103,90 @@ func TestCShared(t *testing.T) {
 	})
 
 	t.Run("abi version", func(t *testing.T) {
-		assert.Equal(t, []string{"abi=10002 header=10002 major=1 minor=2"}, runCheck(t, check, noDrivers, "abi"),
-			"flagshim_abi_version is the header's FLAGSHIM_ABI_VERSION, major*10000 + minor: 1.2")
+		assert.Equal(t, []string{"abi=10003 header=10003 major=1 minor=3"}, runCheck(t, check, noDrivers, "abi"),
+			"flagshim_abi_version is the header's FLAGSHIM_ABI_VERSION, major*10000 + minor: 1.3")
 	})
 
 	// A host forks from C after using the library: in the child every entry
 	// point answers FLAGSHIM_EFORK at once, out holds "", flagshim_error
 	// names the code; none enters the Go runtime, so none hangs or
-	// crashes. flagshim_abi_version, a constant, still answers. The parent
-	// is unaffected.
+	// crashes. flagshim_abi_version, a constant, still answers, and
+	// flagshim_info_json (ABI 1.3) answers from the parent's copy where a
+	// call ran Init before the fork (EFORK where none did: flagshim_ready
+	// runs no Init). The parent is unaffected.
 	t.Run("fork from C", func(t *testing.T) {
 		for _, before := range []string{"64/cpu", "alias", "ready"} {
 			got := runCheck(t, check, noDrivers, before, "fork")
 			require.Len(t, got, 4, "%s then fork: %q", before, got)
 			child, parent := got[1], got[2:]
 			assert.Equal(t, []string{"child=exit:0", "parent: rc=5 out=cpu:0"}, parent, "%s then fork", before)
-			for _, want := range []string{"resolve=-8 out=empty canary=ok", "alias=-8", "info=-8", "loaded=-8 names=empty",
-				"unloading=-8", "attach=-8", "init=-8", "record=-8 rec=empty", "mem=-8 memout=untouched", "ready=-8", "select=-8", "abi=10002", "errlen=ok", "cut=7/ok",
+			if before == "ready" {
+				assert.Contains(t, child, " info=-8 ", "no Init before the fork: no copy")
+			} else {
+				assert.Regexp(t, ` info=[1-9][0-9]+ `, child, "%s then fork: the parent's copy's length", before)
+			}
+			for _, want := range []string{"resolve=-8 out=empty canary=ok", "alias=-8", "loaded=-8 names=empty",
+				"unloading=-8", "attach=-8", "init=-8", "record=-8 rec=empty", "mem=-8 memout=untouched", "ready=-8", "select=-8", "abi=10003", "errlen=ok", "cut=7/ok",
 				"error=FLAGSHIM_EFORK", "child of a fork"} {
 				assert.Contains(t, child, want, "%s then fork", before)
 			}
 		}
+	})
+
+	// The fork copy (ABI 1.3): the prepare handler keeps the parent's info
+	// answer at the first fork after Init, once; a child answers it with
+	// plain C under the size protocol.
+	t.Run("fork copy", func(t *testing.T) {
+		nvml, cuda := buildFake(t, "nvml"), buildFake(t, "cuda")
+		log := filepath.Join(dltest.PrivateDir(t), "nvml.log")
+		env := []string{"FLAGOS_LIBCUDA_PATH=" + cuda, noDrivers[1], "FLAGOS_LIBNVML_PATH=" + nvml, "FAKE_NVML_COUNT=2", "FAKE_NVML_LOG=" + log}
+
+		// Nothing ran Init: the handler neither starts it (NVML is never
+		// opened) nor asks Go; the child has no answer.
+		got := runCheck(t, check, env, "ready", "forkinfo", "copies")
+		assert.Equal(t, []string{"ready=0", "child: info=-8", "child=exit:0", "copies=0"}, got)
+		_, err := os.Stat(log)
+		assert.ErrorIs(t, err, os.ErrNotExist, "no Init in the parent: the fake NVML never ran")
+
+		// A first resolve, two forks: both children answer the parent's
+		// report, taken once; then the parent's own answer is the same.
+		got = runCheck(t, check, env, "64/cuda:1", "forkinfo", "forkinfo", "copies", "info")
+		require.Len(t, got, 7, "%q", got)
+		assert.Equal(t, "rc=6 out=cuda:1 canary=ok", got[0])
+		assert.Equal(t, []string{"child=exit:0", "child=exit:0", "copies=1"}, []string{got[2], got[4], got[5]},
+			"two forks, one copy")
+		first, second := childInfo(t, got[1]), childInfo(t, got[3])
+		assert.Equal(t, first, second, "the second fork reuses the copy")
+		_, parent, ok := strings.Cut(got[6], " json=")
+		require.True(t, ok, got[6])
+		assert.JSONEq(t, parent, first.json, "the child's answer is the parent's")
+		assert.Contains(t, first.json, `"probe":"presence"`)
+		assert.Contains(t, first.json, `{"type":"cuda","available":true,"devices":2,`, "the fake NVML's two devices")
+		assert.Equal(t, "-4 0", first.erange, "too small: ERANGE, out holds \"\"")
+
+		// The parent's flagshim_info_json built an answer: the handler
+		// reuses it. malloc failing for the copy: no copy, EFORK as before;
+		// the next fork takes it.
+		got = runCheck(t, check, env, "info", "failmalloc", "forkinfo", "forkinfo", "copies")
+		require.Len(t, got, 6, "%q", got)
+		assert.Equal(t, []string{"child: info=-8", "child=exit:0"}, got[1:3], "malloc failed: no copy")
+		_, parent, _ = strings.Cut(got[0], " json=")
+		assert.JSONEq(t, parent, childInfo(t, got[3]).json, "the answer the parent built, reused")
+		assert.Equal(t, "copies=2", got[5], "the failed copy asked once, the next once")
+
+		// A fork from inside a flagshim call (a library flagshim calls
+		// forks, on the thread making the call): the handler does not
+		// enter Go there (it could wait on a lock that thread holds); the
+		// child has no copy, the parent goes on; a later fork takes it.
+		// (flagshim_select_json queries NVML again; the answers Init read
+		// are kept.)
+		got = runCheck(t, check, env, "64/cuda:0", "forkinside", "select=cuda/0", "copies", "forkinfo")
+		require.Len(t, got, 7, "%q", got)
+		assert.Equal(t, []string{"inside-child: info=-8", "inside=exit:0"}, got[1:3], "no copy from inside a call")
+		assert.Contains(t, got[3], "select=", "the call the fork came from answered")
+		assert.NotContains(t, got[3], "select=-", "the call the fork came from answered")
+		assert.Equal(t, "copies=0", got[4])
+		assert.Contains(t, got[5], `"probe":"presence"`, "a fork outside a call takes the copy")
 	})
 
 	t.Run("no vendor runtime", func(t *testing.T) {
@@ -274,6 +337,23 @@ func TestCShared(t *testing.T) {
 	})
 }
 
+// forkAnswer is what forkinfo's child read.
+type forkAnswer struct{ json, erange string }
+
+// childInfo parses forkinfo's "child: info=N json=J erange=N first=N".
+func childInfo(t *testing.T, line string) forkAnswer {
+	t.Helper()
+	rest, ok := strings.CutPrefix(line, "child: info=")
+	require.True(t, ok, line)
+	n, rest, ok := strings.Cut(rest, " json=")
+	require.True(t, ok, "the child has the parent's copy: %s", line)
+	js, tail, ok := strings.Cut(rest, " erange=")
+	require.True(t, ok, line)
+	assert.Equal(t, strconv.Itoa(len(js)), n)
+	require.True(t, json.Valid([]byte(js)), js)
+	return forkAnswer{js, strings.Replace(tail, " first=", " ", 1)}
+}
+
 // buildCheck builds libflagshim.so and the check program linked against it,
 // or skips the test, saying why, where this platform cannot.
 func buildCheck(t *testing.T) string {
@@ -293,7 +373,8 @@ func buildCheck(t *testing.T) string {
 	dir := filepath.Dir(lib)
 	check := filepath.Join(dir, "check")
 	ccArgs := append(strings.Fields(cc)[1:], "-Wall", "-Wextra", "-Werror", "-o", check,
-		"-I.", dltest.Abs(t, "testdata/check.c"), "-L"+dir, "-lflagshim", "-Wl,-rpath,"+dir, "-pthread")
+		"-I.", dltest.Abs(t, "testdata/check.c"), "-L"+dir, "-lflagshim", "-Wl,-rpath,"+dir, "-pthread",
+		"-rdynamic") // its malloc and getenv interpose the libraries' (forkinside, failmalloc)
 	cmd := exec.Command(strings.Fields(cc)[0], ccArgs...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(ccArgs, " "), err, out)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/flagos-ai/flagshim/tier"
 
@@ -45,9 +46,23 @@ const (
 // NVML is no driver context: a child forked afterwards inits its own
 // (python/tests/gpu/fork_presence.py proves CUDA and NVML there), and a
 // later query of the same library in this process ends the session first.
+//
+// Once Init has returned, initRan is set and onInit (export.go's: it tells
+// the C side, whose fork handler may then keep the report for forked
+// children) has run, once.
 func initHost() (*flagshim.Report, error) {
-	return flagshim.Init(context.Background(), flagshim.WithDefaultProbe(tier.Presence), flagshim.WithoutChildProcesses(), flagshim.WithoutShutdown())
+	rep, err := flagshim.Init(context.Background(), flagshim.WithDefaultProbe(tier.Presence), flagshim.WithoutChildProcesses(), flagshim.WithoutShutdown())
+	if !initRan.Load() && !initRan.Swap(true) && onInit != nil {
+		onInit()
+	}
+	return rep, err
 }
+
+// initRan says Init has returned in this process; onInit runs once then.
+var (
+	initRan atomic.Bool
+	onInit  func()
+)
 
 // resolve parses s on device.Default.
 func resolve(s string) (string, failure) {

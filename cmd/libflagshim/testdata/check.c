@@ -20,6 +20,18 @@
  *                  alarm(20) -> "child: resolve=N out=S alias=N info=N ..."
  *                  then, from the parent, "child=exit:N" or "child=signal:N"
  *                  and "parent: rc=N out=S" (resolve("cpu:0") after the fork)
+ *   forkinfo       fork() from C; the child reads flagshim_info_json (the
+ *                  parent's copy, ABI 1.3) -> "child: info=N json=<the JSON>
+ *                  erange=N first=N" (or "child: info=N" where it fails),
+ *                  then "child=exit:N"
+ *   copies         how many times the fork handler asked Go for the copy
+ *                  (flagshim_go_fork_copies, internal) -> "copies=N"
+ *   failmalloc     the next malloc of 1 KiB or more fails (this program
+ *                  interposes malloc), until the next fork returns
+ *   forkinside     the next flagshim call that reaches a fake library's
+ *                  getenv("FAKE_*HANG") forks from inside it (this program
+ *                  interposes getenv); the child prints "inside-child:
+ *                  info=N" -> then "inside=exit:N"
  *
  * The buffer is filled with a canary byte first: "canary=ok" means no byte
  * at or past out_len (or any byte, when out is NULL or out_len <= 0) changed.
@@ -36,6 +48,49 @@
 
 #define BUF 128
 #define CANARY 0x5a
+
+extern int flagshim_go_fork_copies(void); /* internal, for this test */
+
+/* malloc, interposed: failmalloc makes the big ones fail for one fork. */
+extern void *__libc_malloc(size_t);
+static volatile int fail_big_malloc;
+
+void *malloc(size_t n) {
+	if (fail_big_malloc && n >= 1024) return NULL;
+	return __libc_malloc(n);
+}
+
+/* getenv, interposed: forkinside forks from inside a fake library's
+ * getenv, that is from inside a flagshim call, on the thread making it. */
+extern char **environ;
+static volatile int fork_inside;
+
+static void inside_fork(void) {
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) exit(2);
+	if (pid == 0) {
+		alarm(20);
+		printf("inside-child: info=%d\n", flagshim_info_json(NULL, 0));
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid) exit(2);
+	printf("inside=%s:%d\n", WIFEXITED(status) ? "exit" : "signal",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+}
+
+char *getenv(const char *name) {
+	size_t n = strlen(name);
+	if (fork_inside && strncmp(name, "FAKE_", 5) == 0 && n >= 4 && strcmp(name + n - 4, "HANG") == 0) {
+		fork_inside = 0;
+		inside_fork();
+	}
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+	return NULL;
+}
 
 static void resolve_case(const char *arg) {
 	const char *slash = strchr(arg, '/');
@@ -164,6 +219,36 @@ static void fork_case(void) {
 	printf("parent: rc=%d out=%s\n", rc, rc >= 0 ? buf : "");
 }
 
+/* forkinfo_case forks from C; the child reads the parent's copy through
+ * flagshim_info_json's size protocol, then a buffer too small for it. */
+static void forkinfo_case(void) {
+	fflush(stdout);
+	pid_t pid = fork();
+	fail_big_malloc = 0;
+	if (pid < 0) exit(2);
+	if (pid == 0) {
+		alarm(20);
+		int n = flagshim_info_json(NULL, 0);
+		if (n < 0) {
+			printf("child: info=%d\n", n);
+		} else {
+			char *buf = __libc_malloc((size_t)n + 1);
+			int rc = flagshim_info_json(buf, n + 1);
+			char small[8];
+			memset(small, CANARY, sizeof small);
+			int erange = flagshim_info_json(small, sizeof small);
+			printf("child: info=%d json=%s erange=%d first=%d\n", rc, rc == n ? buf : "<size changed>", erange,
+			       (unsigned char)small[0]);
+		}
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid) exit(2);
+	printf("child=%s:%d\n", WIFEXITED(status) ? "exit" : "signal",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+}
+
 int main(int argc, char **argv) {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -180,6 +265,14 @@ int main(int argc, char **argv) {
 			       FLAGSHIM_ABI_VERSION_MAJOR, FLAGSHIM_ABI_VERSION_MINOR);
 		} else if (strcmp(a, "fork") == 0) {
 			fork_case();
+		} else if (strcmp(a, "forkinfo") == 0) {
+			forkinfo_case();
+		} else if (strcmp(a, "copies") == 0) {
+			printf("copies=%d\n", flagshim_go_fork_copies());
+		} else if (strcmp(a, "failmalloc") == 0) {
+			fail_big_malloc = 1;
+		} else if (strcmp(a, "forkinside") == 0) {
+			fork_inside = 1;
 		} else if (strcmp(a, "ready") == 0) {
 			printf("ready=%d\n", flagshim_ready());
 		} else if (strcmp(a, "info") == 0) {
