@@ -26,9 +26,11 @@ Forking. The Go runtime does not survive ``fork()``. What the parent
 decided is fixed once Init ran, so in the child of a fork (``os.fork``, or a
 fork made by C code) :func:`resolve`, :func:`alias_active`, :func:`info`,
 :func:`is_available`, :func:`device_count` and :func:`current_vendor` answer
-from what the parent decided, without entering the library; every call that
-needs the library (:func:`module_loaded`, :mod:`flagshim.nvshmem`, ...)
-raises :class:`ForkError`. Import flagshim before forking and use it in the
+from what the parent decided, without entering the Go runtime: the answer
+the parent read, else the copy the library took at the fork (its
+``pthread_atfork`` handler; ABI 1.3); every call that needs the library
+(:func:`module_loaded`, :mod:`flagshim.nvshmem`, ...) raises
+:class:`ForkError`. Import flagshim before forking and use it in the
 parent, or start workers with ``spawn``.
 """
 
@@ -136,10 +138,7 @@ def _resolve(s: str, arg: bytes, context: str) -> str:
         except DeviceError as e:
             raise DeviceError(f"{context}: {e}", cause=str(e)) from None
     lib = _lib.get()
-    try:
-        return _lib.text(lambda buf, n: lib.flagshim_resolve(arg, buf, n), context)
-    finally:
-        _decided.record(lib)
+    return _lib.text(lambda buf, n: lib.flagshim_resolve(arg, buf, n), context)
 
 
 def resolve(device: str) -> str:
@@ -171,13 +170,9 @@ def alias_active() -> bool:
     """
     if _lib.forked():
         return _decided.view("flagshim.alias_active()").alias_active
-    lib = _lib.get()
-    try:
-        rc = lib.flagshim_alias_active()
-        if rc < 0:
-            _lib.fail(rc, "flagshim.alias_active()")
-    finally:
-        _decided.record(lib)
+    rc = _lib.get().flagshim_alias_active()
+    if rc < 0:
+        _lib.fail(rc, "flagshim.alias_active()")
     return rc == 1
 
 
@@ -193,11 +188,8 @@ def info() -> Dict[str, Any]:
     if _lib.forked():
         return _decided.info("flagshim.info()")
     lib = _lib.get()
-    try:
-        # One call (the size protocol grows the buffer where it is short).
-        answer = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=_decided._INFO_BUFFER)
-    finally:
-        _decided.record(lib)
+    # One call (the size protocol grows the buffer where it is short).
+    answer = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=_decided._INFO_BUFFER)
     _decided.keep(answer)
     import json  # here, not at import: json (with re and enum) is most of the package's import time
 
@@ -308,10 +300,7 @@ def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
     h = _handle(module, context)
     b = _backend(backend, context)
     lib = _lib.get()
-    try:
-        names = _lib.text(lambda buf, n: lib.flagshim_module_loaded(b, h, buf, n), context, size=256)
-    finally:
-        _decided.record(lib)
+    names = _lib.text(lambda buf, n: lib.flagshim_module_loaded(b, h, buf, n), context, size=256)
     return names.split(",") if names else []
 
 
@@ -327,13 +316,9 @@ def module_unloading(module: Any, backend: str = "cuda") -> None:
     context = f"flagshim.module_unloading({module!r}, {backend!r})"
     h = _handle(module, context)
     b = _backend(backend, context)
-    lib = _lib.get()
-    try:
-        rc = lib.flagshim_module_unloading(b, h)
-        if rc < 0:
-            _lib.fail(rc, context)
-    finally:
-        _decided.record(lib)
+    rc = _lib.get().flagshim_module_unloading(b, h)
+    if rc < 0:
+        _lib.fail(rc, context)
 
 
 def _last_error() -> str:

@@ -1,14 +1,21 @@
-"""What this process decided, kept in pure Python for the children it forks.
+"""What this process decided, for the answers derived from it and for the
+children it forks.
 
 ``flagshim.Init`` runs once per process, and what it decides does not change
 afterwards: what ``cuda`` means (the alias) and the table of backends and
-devices. So, right after the first call that ran Init, the package keeps the
-library's ``info`` answer (``flagshim_info_json``'s text, or Init's error);
-a later :func:`flagshim.info` in this process replaces it with the newer
-answer. In the child of a fork, where the library cannot run, ``resolve``,
-``alias_active``, ``info`` and what derives from them (``is_available``,
-``device_count``, ``current_vendor``) answer from it without entering the
-library. :func:`parse` is the Go parser's rule (``device/parse.go``) over
+devices. :func:`view` reads it from the library's ``info`` answer
+(``flagshim_info_json``) the first time an answer needs it
+(``is_available``, ``device_count``, ``current_vendor``, a forked child's
+``resolve``); a later :func:`flagshim.info` in this process replaces it with
+the newer answer. Init's failure is kept where a call raised it
+(``_lib.fail``).
+
+In the child of a fork, where the Go runtime cannot run, ``resolve``,
+``alias_active``, ``info`` and what derives from them answer without it:
+from the answer this process already read, else from the copy the library
+took for its children at the fork (``flagshim_info_json`` answers it with
+plain C there, ABI 1.3: the parent pays for it at its first fork, not at its
+first call). :func:`parse` is the Go parser's rule (``device/parse.go``) over
 that table.
 """
 
@@ -25,14 +32,13 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 
 _lock = _thread.allocate_lock()
-# (flagshim_info_json's text, or None) and (code, message, cause) of Init's
-# failure, or None; each written once under _lock, read without it.
+# flagshim_info_json's text, or None: written under _lock (or by keep),
+# read without it.
 _text: Optional[str] = None
-_init_error: Optional[Tuple[int, str, str]] = None
 _view: Optional[Tuple[str, "View"]] = None  # the view of a text: (text, view)
 
 
-# The first buffer record hands flagshim_info_json (bytes).
+# The first buffer _read hands flagshim_info_json (bytes).
 _INFO_BUFFER = 64 << 10
 
 
@@ -67,27 +73,27 @@ class View(tuple):
     known: List[str] = property(lambda self: self[3])  # type: ignore[assignment]  # backends and alias sources, sorted
 
 
-def record(lib: Any) -> None:
-    """Keeps what Init decided, once: called after each call that may have run
-    Init. Never raises; where the library cannot tell, nothing is kept."""
-    global _text, _init_error
-    if _text is not None or _init_error is not None:
-        return
-    with _lock:
-        if _text is not None or _init_error is not None:
-            return
-        try:
-            # One call with room for any usual answer (info --json is a
-            # few kilobytes): asking its size first made the library build
-            # the whole answer twice; the size protocol still grows the
-            # buffer for a larger one.
-            _text = _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), "flagshim.info()", size=_INFO_BUFFER)
-        except errors.InitError as e:
-            # Kept without a call's prefix: each call that raises it later
-            # gives its own.
-            _init_error = (e.code, _lib.clean(e.cause) or str(e), e.cause)
-        except errors.Error:
-            pass
+def _read(context: str) -> Optional[str]:
+    """The library's info answer: through Go in this process; in a forked
+    child, the parent's copy, with plain C (None where the parent took
+    none: FLAGSHIM_EFORK)."""
+    lib = _lib._LIB
+    if not _lib.forked():
+        # One call with room for any usual answer (info --json is a few
+        # kilobytes): asking its size first made the library build the
+        # whole answer twice; the size protocol still grows the buffer.
+        return _lib.text(lambda buf, size: lib.flagshim_info_json(buf, size), context, size=_INFO_BUFFER)
+    if _lib.ABI < (1, 3):
+        return None  # a library of ABI 1.2 or older keeps no copy
+    n = lib.flagshim_info_json(None, 0)  # plain C here: the length is free
+    if n < 0 or n > _lib._MAX_ANSWER:
+        return None
+    import ctypes
+
+    buf = ctypes.create_string_buffer(n + 1)
+    if lib.flagshim_info_json(buf, n + 1) != n:
+        return None
+    return buf.raw[:n].decode("utf-8")
 
 
 def keep(text: str) -> None:
@@ -99,13 +105,16 @@ def keep(text: str) -> None:
 def view(context: str) -> View:
     """The view of what this process decided. In a forked child without one
     (the parent never ran Init), ForkError; where Init failed, its InitError."""
-    global _view
-    if _init_error is not None:
-        code, message, cause = _init_error
+    global _view, _text
+    if _lib.init_error is not None:
+        code, message, cause = _lib.init_error
         raise errors.InitError(f"{context}: {message}", code=code, cause=cause)
     text = _text
-    if text is None and not _lib.forked():
-        raise errors.Error(f"{context}: the library did not say what its Init decided (flagshim_info_json failed)")
+    if text is None:
+        with _lock:
+            if _text is None:
+                _text = _read(context)
+            text = _text
     if text is None:
         raise errors.ForkError(
             f"{context}: {_lib.FORK_MESSAGE}. Nothing was decided before the fork (no flagshim call ran in the "

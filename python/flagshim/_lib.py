@@ -107,6 +107,8 @@ PROTOTYPES = {
     "flagshim_mem_get_info": (_c_int, [_c_char_p, ctypes.POINTER(_c_ull), ctypes.POINTER(_c_ull)]),
     # ABI 1.2 (OPTIONAL)
     "flagshim_select_json": (_c_int, [_c_char_p, _c_char_p, _c_char_p, _c_int]),
+    # ABI 1.3 adds no function: flagshim_info_json answers in a forked child
+    # (the parent's copy, taken at the fork), where 1.2 answered EFORK.
 }
 
 # The functions added after ABI 1.0, by the minor that added them: a library
@@ -156,6 +158,11 @@ def _bind(path: str, handle: int) -> Tuple[ctypes.CDLL, Tuple[int, int]]:
 
 
 _forked = False
+
+#: Init's failure in this process, (code, message, cause), once a call got
+#: FLAGSHIM_EINIT; None before (flagshim._decided raises it for the answers
+#: it derives, in a forked child too).
+init_error: Optional[Tuple[int, str, str]] = None
 
 
 def _after_fork_in_child() -> None:
@@ -229,12 +236,18 @@ def fail(code: int, context: str, make: Optional[Callable[[int, str, str], error
     ("flagshim.resolve('cuda:1')"): the one prefix of the message (see
     clean). make(code, message, cause) builds it (default errors.from_code).
     FLAGSHIM_EFORK is always a ForkError, and marks this process forked (a
-    fork the process id did not show)."""
-    global _forked
+    fork the process id did not show). FLAGSHIM_EINIT is kept (init_error):
+    what Init decided, a failure, does not change, and a forked child
+    raises it too."""
+    global _forked, init_error
     cause = last_error()
     message = f"{context}: {clean(cause)}" if cause else f"{context}: failed with code {code}"
     if code == errors.EFORK:
         _forked, make = True, None
+    elif code == errors.EINIT and init_error is None:
+        # Kept without a call's prefix: each call that raises it later gives
+        # its own.
+        init_error = (code, clean(cause) or f"failed with code {code}", cause)
     raise (make or errors.from_code)(code, message, cause)
 
 

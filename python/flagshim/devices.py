@@ -215,11 +215,8 @@ def get_device_properties(index: int = 0, type: str = "cuda") -> DevicePropertie
             )
         return _properties(rec)
     lib = _lib.require("flagshim_device_json", context)
-    try:
-        rec = _record(lib, arg, context)
-        resolved = rec.get("device") or ""
-    finally:
-        _decided.record(lib)
+    rec = _record(lib, arg, context)
+    resolved = rec.get("device") or ""
     if resolved:
         _keep(lib, _resolve_type(s, resolved), rec)
     return _properties(rec)
@@ -270,10 +267,7 @@ def mem_get_info(index: int = 0, type: str = "cuda") -> Tuple[int, int]:  # noqa
     s, arg, context = _device(index, type, "mem_get_info")
     lib = _lib.require("flagshim_mem_get_info", context)
     free, total = ctypes.c_ulonglong(), ctypes.c_ulonglong()
-    try:
-        rc = lib.flagshim_mem_get_info(arg, ctypes.byref(free), ctypes.byref(total))
-        if rc < 0:
-            _lib.fail(rc, context)
-    finally:
-        _decided.record(lib)
+    rc = lib.flagshim_mem_get_info(arg, ctypes.byref(free), ctypes.byref(total))
+    if rc < 0:
+        _lib.fail(rc, context)
     return free.value, total.value

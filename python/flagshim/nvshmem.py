@@ -43,16 +43,13 @@ def enable(device: int = 0, *, init: bool = False) -> None:
     lib = _lib.get()
     call = lib.flagshim_nvshmem_init if init else lib.flagshim_nvshmem_attach
     rc = call(device)
-    try:
-        if rc >= 0:
-            return
-        how = "init" if init else "attach"
+    if rc >= 0:
+        return
+    how = "init" if init else "attach"
 
-        def make(code: int, message: str, cause: str) -> errors.Error:
-            if code == errors.EINIT:
-                return errors.InitError(message, code=code, cause=cause)
-            return errors.NvshmemError(message, code=code, cause=cause)
+    def make(code: int, message: str, cause: str) -> errors.Error:
+        if code == errors.EINIT:
+            return errors.InitError(message, code=code, cause=cause)
+        return errors.NvshmemError(message, code=code, cause=cause)
 
-        _lib.fail(rc, f"flagshim.nvshmem.enable({device}, init={init}): NVSHMEM {how}", make)
-    finally:
-        _decided.record(lib)
+    _lib.fail(rc, f"flagshim.nvshmem.enable({device}, init={init}): NVSHMEM {how}", make)

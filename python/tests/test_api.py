@@ -437,7 +437,7 @@ class TestMusaMachine(unittest.TestCase):
             """
         got = support.result(self, code, self.env)
         self.assertEqual(got, {"available": True, "count": 2, "cuda": [True, 2], "musa": [True, 2], "flagos": [True, 2],
-                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 2]})
+                               "hip": [False, 0], "cpu": [True, 1], "vendor": "Moore Threads", "abi": [1, 3]})
         got = support.result(self, code, dict(self.env, FLAGOS_ALIAS_CUDA="0"))
         self.assertEqual([got["available"], got["count"], got["cuda"], got["musa"], got["vendor"]],
                          [False, 0, [False, 0], [True, 2], None], "no alias: cuda has no device here")
@@ -455,7 +455,7 @@ class TestMusaMachine(unittest.TestCase):
                      "abi_version", "info", "Exit status"]:
             self.assertIn(want, p.stdout)
         p = run("--version")
-        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.2)"))
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "flagshim 0.2.0.dev0 (C ABI 1.3)"))
         import json
 
         p = run("--brief", "--resolve", "cuda:1", "--resolve", "musa")
@@ -463,7 +463,7 @@ class TestMusaMachine(unittest.TestCase):
         summary = json.loads(p.stdout)
         self.assertNotIn("info", summary, "--brief leaves info out")
         self.assertEqual(summary["resolve"], {"cuda:1": "flagos:1", "musa": "musa"})
-        self.assertEqual(summary["abi_version"], [1, 2])
+        self.assertEqual(summary["abi_version"], [1, 3])
         self.assertEqual(list(summary)[0], "verdict")
         self.assertTrue(summary["verdict"].startswith("musa: 2 devices"), summary["verdict"])
         self.assertEqual(summary["cuda"], {"vendor": "Moore Threads", "available": True, "device_count": 2})

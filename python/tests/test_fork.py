@@ -134,6 +134,46 @@ class TestFork(unittest.TestCase):
                 self.assertIn("before forking", child[key][1])
         self.assertEqual(got["after"], "flagos:0", "the parent keeps working")
 
+    def test_child_answers_from_the_librarys_copy(self):
+        # The parent only resolves: the first call reads no info answer (it
+        # used to, for every process; issue 40), so the child's answers come
+        # from the copy the library took at the fork (ABI 1.3), read with
+        # plain C; a second fork reuses it.
+        got = self.scenario(
+            """
+            import flagshim._decided as D
+            first = flagshim.resolve("cuda:1")
+            kept_before = D._text is not None
+            res = {"first": first, "kept_before": kept_before}
+            for kind in ("os", "c", "c2"):
+                res[kind] = in_child(kind.rstrip("2"), lambda: {
+                    "kept": D._text is not None,
+                    "resolve": [flagshim.resolve("cuda:1"), flagshim.resolve("cuda")],
+                    "alias": flagshim.alias_active(), "available": flagshim.is_available(),
+                    "count": flagshim.device_count(), "vendor": flagshim.current_vendor(),
+                    "info": flagshim.info(), "module": raised(lambda: flagshim.module_loaded(1, "musa")),
+                })
+            res["kept_after"] = D._text is not None
+            res["parent_info"] = flagshim.info()
+            out(res)
+            """
+        )
+        self.assertEqual(got["first"], "flagos:1")
+        self.assertFalse(got["kept_before"], "the first resolve reads no info answer")
+        self.assertFalse(got["kept_after"], "the forks read none in the parent either")
+        for kind in ("os", "c", "c2"):
+            child = got[kind].get("ok")
+            self.assertIsNotNone(child, f"{kind} fork: the child did not answer: {got[kind]}")
+            self.assertFalse(child["kept"], kind)
+            self.assertEqual(child["resolve"], ["flagos:1", "flagos"], kind)
+            self.assertTrue(child["alias"], kind)
+            self.assertEqual([child["available"], child["count"], child["vendor"]], [True, 2, "Moore Threads"], kind)
+            self.assertEqual(child["info"]["alias"], got["parent_info"]["alias"], kind)
+            self.assertEqual([b["type"] for b in child["info"]["backends"]],
+                             [b["type"] for b in got["parent_info"]["backends"]], kind)
+            self.assertEqual(child["module"][0], "ForkError", kind)
+        self.assertEqual(got["c"]["ok"]["info"], got["c2"]["ok"]["info"], "the second fork reuses the copy")
+
     def test_child_parses_as_the_library_does(self):
         # The child's parser (pure Python, over the parent's table) answers
         # every string as the library's did in the parent: the same device,
@@ -196,7 +236,7 @@ class TestFork(unittest.TestCase):
         self.assertEqual(child["raw"]["resolve"], -8)
         self.assertEqual(child["raw"]["out"], "")
         self.assertEqual(child["raw"]["alias"], -8)
-        self.assertEqual(child["raw"]["abi"], 10002, "the ABI version, a constant, still answers")
+        self.assertEqual(child["raw"]["abi"], 10003, "the ABI version, a constant, still answers")
         self.assertTrue(child["raw"]["error"].startswith("FLAGSHIM_EFORK"), child["raw"]["error"])
         self.assertFalse(child["missed"])
         cls, msg, code = child["module"]
