@@ -62,7 +62,12 @@ static volatile int flagshim_in_forked_child;
 // flagshim_note_init); read by the prepare handler.
 static int flagshim_init_ran;
 
+// Set once the Go runtime is known to be up (flagshim_ready or the prepare
+// handler waited for it, or Init ran); read by the prepare handler.
+static int flagshim_go_up;
+
 __attribute__((visibility("hidden"))) void flagshim_note_init(void) {
+	__atomic_store_n(&flagshim_go_up, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&flagshim_init_ran, 1, __ATOMIC_RELEASE);
 }
 
@@ -86,6 +91,15 @@ static int flagshim_fork_info_len;
 
 static void flagshim_fork_prepare(void) {
 	if (flagshim_in_forked_child || flagshim_depth > 0) return;
+	// A fork while the Go runtime is still starting (on its own thread,
+	// from the library's load) would leave its start half done in the
+	// child: wait for it here (what flagshim_ready does), so that a host
+	// need not call flagshim_ready before forking. Waiting is safe: the
+	// start waits for nothing the forking thread holds.
+	if (!__atomic_load_n(&flagshim_go_up, __ATOMIC_ACQUIRE)) {
+		flagshim_go_ready();
+		__atomic_store_n(&flagshim_go_up, 1, __ATOMIC_RELEASE);
+	}
 	if (__atomic_load_n(&flagshim_fork_info, __ATOMIC_ACQUIRE) != NULL) return;
 	if (!__atomic_load_n(&flagshim_init_ran, __ATOMIC_ACQUIRE)) return;
 	int n = 0;
@@ -120,7 +134,9 @@ int flagshim_abi_version(void) { return FLAGSHIM_ABI_VERSION; }
 
 int flagshim_ready(void) {
 	if (flagshim_forked(NULL, 0)) return FLAGSHIM_EFORK;
-	return FLAGSHIM_CALL(flagshim_go_ready());
+	int rc = FLAGSHIM_CALL(flagshim_go_ready());
+	__atomic_store_n(&flagshim_go_up, 1, __ATOMIC_RELEASE);
+	return rc;
 }
 
 int flagshim_resolve(const char *device, char *out, int out_len) {

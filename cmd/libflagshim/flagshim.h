@@ -20,11 +20,13 @@
  * program that can re-execute itself).
  *
  * Forking. The Go runtime inside the library starts on a thread of its own
- * when the library is loaded. A host that forks before that start has
- * finished leaves a child that blocks in the runtime's start-up for ever.
- * So: load the library, call flagshim_ready() (it returns once the runtime
- * is up), then fork as you like. Do not fork while a flagshim call is in
- * flight on another thread. The Go runtime does not survive fork (its other
+ * when the library is loaded. A fork before that start has finished would
+ * leave its start half done in the child, so the library's fork handler
+ * (pthread_atfork's prepare, since 1.3) waits for it: a host may fork at any
+ * time after loading the library. flagshim_ready() waits for that start
+ * too (a 1.2 library needs it before a fork, and so does a fork that skips
+ * the atfork handlers without an exec). Do not fork while a flagshim call
+ * is in flight on another thread. The Go runtime does not survive fork (its other
  * threads are gone), so nothing of flagshim runs in a forked child: the
  * library records every fork (pthread_atfork, whoever forks: C code,
  * Python's os.fork, ctypes) and in the child every function returns
@@ -32,8 +34,7 @@
  * flagshim_abi_version, a constant; flagshim_error, which then gives the
  * fork's message; and, since 1.3, flagshim_info_json, which answers from
  * the parent's copy: see it below). Exec, or use a spawn start method, for
- * children that need flagshim. The Python package calls flagshim_ready on
- * import, answers resolve, alias_active, info, ... in a forked child from
+ * children that need flagshim. The Python package answers resolve, alias_active, info, ... in a forked child from
  * flagshim_info_json's copy and raises ForkError for calls that need the
  * library there.
  *
@@ -134,8 +135,9 @@ int flagshim_alias_active(void);
 
 /*
  * flagshim_ready returns 0 once the library's Go runtime has started (any
- * call waits for that; this one does nothing else and runs no Init). Call
- * it after loading the library and before forking.
+ * call waits for that; this one does nothing else and runs no Init). Since
+ * 1.3 a fork waits for it by itself (see Forking above); with a 1.2
+ * library, call it after loading the library and before forking.
  */
 int flagshim_ready(void);
 

@@ -115,12 +115,21 @@ func TestCShared(t *testing.T) {
 	// call ran Init before the fork (EFORK where none did: flagshim_ready
 	// runs no Init). The parent is unaffected.
 	t.Run("fork from C", func(t *testing.T) {
-		for _, before := range []string{"64/cpu", "alias", "ready"} {
-			got := runCheck(t, check, noDrivers, before, "fork")
+		// "": a fork at once, while the Go runtime may still be starting
+		// (the prepare handler waits for it: ABI 1.3).
+		for _, before := range []string{"64/cpu", "alias", "ready", ""} {
+			args := []string{before, "fork"}
+			if before == "" {
+				args = []string{"fork"}
+			}
+			got := runCheck(t, check, noDrivers, args...)
+			if before == "" {
+				got = append([]string{""}, got...)
+			}
 			require.Len(t, got, 4, "%s then fork: %q", before, got)
 			child, parent := got[1], got[2:]
 			assert.Equal(t, []string{"child=exit:0", "parent: rc=5 out=cpu:0"}, parent, "%s then fork", before)
-			if before == "ready" {
+			if before == "ready" || before == "" {
 				assert.Contains(t, child, " info=-8 ", "no Init before the fork: no copy")
 			} else {
 				assert.Regexp(t, ` info=[1-9][0-9]+ `, child, "%s then fork: the parent's copy's length", before)

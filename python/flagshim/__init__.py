@@ -2,8 +2,9 @@
 
 Importing this package loads libflagshim.so (``$FLAGSHIM_LIBRARY``, an
 absolute path, else the one installed beside the package), checks it is
-safe to load, binds every function of ``flagshim.h`` and waits for the Go
-runtime inside it to start, so the process may fork afterwards.
+safe to load and binds every function of ``flagshim.h``; the process may
+fork afterwards (the library's fork handler waits for its Go runtime's
+start).
 
 The first call of :func:`resolve`, :func:`alias_active`, :func:`info`,
 :func:`module_loaded`, :func:`module_unloading` or

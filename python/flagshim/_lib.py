@@ -9,8 +9,10 @@ runs its code in this process.
 Once loaded, its ABI version comes first (``flagshim_abi_version``): a
 library whose ABI major this package does not know is refused, whatever
 functions it has. Then every function of ``flagshim.h`` is bound (argument
-and result types), and ``flagshim_ready()`` waits for the start-up of the Go
-runtime inside the library, after which the process may fork.
+and result types). The Go runtime inside the library starts on a thread of
+its own meanwhile; the library's fork handler waits for that start (ABI
+1.3), so the process may fork at once (an older library is waited for
+here, ``flagshim_ready()``).
 
 The Go runtime does not survive a fork. :func:`forked` says whether this
 process is the child of a fork made after the load, whoever forked
@@ -172,9 +174,16 @@ def _after_fork_in_child() -> None:
 
 def _load(path: str, handle: int) -> tuple:
     lib, abi = _bind(path, handle)
-    rc = lib.flagshim_ready()
-    if rc != 0:
-        raise errors.LibraryError(f"flagshim: {path}: flagshim_ready returned {rc}, not 0")
+    # The Go runtime's start goes on beside the rest of the import and the
+    # host's own start: a library of ABI 1.3 waits for it in its fork
+    # handler, so a fork right after the import is safe without waiting
+    # here (up to 2 ms of a 2-core machine's import, issue 40); the first
+    # call waits for it as any call does. An older library needs the wait
+    # before a fork.
+    if abi < (1, 3):
+        rc = lib.flagshim_ready()
+        if rc != 0:
+            raise errors.LibraryError(f"flagshim: {path}: flagshim_ready returned {rc}, not 0")
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
     return lib, path, abi, os.getpid()
