@@ -88,9 +88,7 @@ def _read(context: str) -> Optional[str]:
     n = lib.flagshim_info_json(None, 0)  # plain C here: the length is free
     if n < 0 or n > _lib._MAX_ANSWER:
         return None
-    import ctypes
-
-    buf = ctypes.create_string_buffer(n + 1)
+    buf = _lib.buffer(n + 1)
     if lib.flagshim_info_json(buf, n + 1) != n:
         return None
     return buf.raw[:n].decode("utf-8")

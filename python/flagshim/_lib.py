@@ -1,5 +1,5 @@
 """Finding, checking and loading libflagshim.so (the C interface of
-``cmd/libflagshim/flagshim.h``) through ctypes.
+``cmd/libflagshim/flagshim.h``) through _ctypes (ctypes' C part).
 
 The library is looked for at ``$FLAGSHIM_LIBRARY`` (an absolute path), else
 as ``libflagshim.so`` beside this package. Before it is loaded, it is checked
@@ -71,10 +71,8 @@ def check(path: str) -> str:
 
 def _open(path: str) -> int:
     """dlopen(path) with ctypes.CDLL's mode (RTLD_NOW | RTLD_LOCAL), through
-    _ctypes alone: the library's Go runtime starts on a thread of its own
-    as soon as it is loaded, so it is loaded before ctypes is imported
-    (1.2 ms of Python on a 2-core machine), and the two go on side by side
-    (issue 40). CDLL then wraps the handle (_bind)."""
+    _ctypes: the library's Go runtime starts on a thread of its own as soon
+    as it is loaded, and goes on beside the rest of the import (issue 40)."""
     try:
         return _ctypes.dlopen(path, _ctypes.RTLD_LOCAL)
     except OSError as e:
@@ -85,11 +83,60 @@ def _open(path: str) -> int:
 _PATH = check(find())
 _HANDLE = _open(_PATH)
 
-import ctypes  # noqa: E402  (after the load above: see _open)
+# The C types the prototypes need, from _ctypes as ctypes defines them:
+# `import ctypes` (with struct, types and its many classes) was 1.5-2.5 ms
+# of a 2-core machine's import, a host's start (issue 40). They are ctypes'
+# own kinds: ctypes' buffers and byref pass to these functions as to
+# ctypes', and a pointer argument takes an instance of the type here
+# (c_ulonglong below).
 
-_c_int = ctypes.c_int
-_c_char_p = ctypes.c_char_p
-_c_ull = ctypes.c_ulonglong
+
+class c_int(_ctypes._SimpleCData):
+    _type_ = "i"
+
+
+class c_char_p(_ctypes._SimpleCData):
+    _type_ = "z"
+
+
+class c_ulonglong(_ctypes._SimpleCData):
+    _type_ = "Q"
+
+
+class c_char(_ctypes._SimpleCData):
+    _type_ = "c"
+
+
+class _Function(_ctypes.CFuncPtr):
+    """A C function of the library (ctypes.CDLL's function type)."""
+
+    _flags_ = _ctypes.FUNCFLAG_CDECL
+    _restype_ = c_int
+
+
+class Library:
+    """The loaded library, its functions as attributes, as ctypes.CDLL gives
+    them (_bind binds each of PROTOTYPES it has)."""
+
+    def __init__(self, path: str, handle: int) -> None:
+        self._name = path
+        self._handle = handle
+
+    def __repr__(self) -> str:
+        return f"<flagshim library {self._name!r}, handle {self._handle:#x}>"
+
+    def function(self, name: str) -> _Function:
+        """The library's function name; AttributeError where it lacks it."""
+        return _Function((name, self))
+
+
+def buffer(size: int) -> _ctypes.Array:
+    """A zeroed buffer of size bytes (ctypes.create_string_buffer(size)):
+    .raw and .value read it."""
+    return (c_char * size)()
+
+
+_c_int, _c_char_p, _c_ull = c_int, c_char_p, c_ulonglong
 
 # Every function of flagshim.h: name -> (restype, argtypes). The ABI version
 # is bound and checked before the others.
@@ -106,7 +153,7 @@ PROTOTYPES = {
     "flagshim_nvshmem_init": (_c_int, [_c_int]),
     # ABI 1.1 (OPTIONAL: a 1.0 library lacks them)
     "flagshim_device_json": (_c_int, [_c_char_p, _c_char_p, _c_int]),
-    "flagshim_mem_get_info": (_c_int, [_c_char_p, ctypes.POINTER(_c_ull), ctypes.POINTER(_c_ull)]),
+    "flagshim_mem_get_info": (_c_int, [_c_char_p, _ctypes.POINTER(_c_ull), _ctypes.POINTER(_c_ull)]),
     # ABI 1.2 (OPTIONAL)
     "flagshim_select_json": (_c_int, [_c_char_p, _c_char_p, _c_char_p, _c_int]),
     # ABI 1.3 adds no function: flagshim_info_json answers in a forked child
@@ -130,14 +177,14 @@ FORK_MESSAGE = (
 )
 
 
-def _bind(path: str, handle: int) -> Tuple[ctypes.CDLL, Tuple[int, int]]:
+def _bind(path: str, handle: int) -> Tuple[Library, Tuple[int, int]]:
     """Wraps the library loaded from path (handle, _open's), checks its ABI
     major, binds every function; returns the library and its ABI version
     (major, minor)."""
-    lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL, handle=handle)
+    lib = Library(path, handle)
     for name, (restype, argtypes) in PROTOTYPES.items():
         try:
-            fn = getattr(lib, name)
+            fn = lib.function(name)
         except AttributeError:
             if name in OPTIONAL:
                 continue
@@ -147,6 +194,7 @@ def _bind(path: str, handle: int) -> Tuple[ctypes.CDLL, Tuple[int, int]]:
             ) from None
         fn.restype = restype
         fn.argtypes = argtypes
+        setattr(lib, name, fn)
         if name == "flagshim_abi_version":
             version = fn()
             major, minor = divmod(version, 10000)
@@ -199,7 +247,7 @@ def forked() -> bool:
     return _forked or os.getpid() != _PID
 
 
-def get() -> ctypes.CDLL:
+def get() -> Library:
     """The loaded library; ForkError in the child of a fork."""
     if forked():
         raise errors.ForkError("flagshim: " + FORK_MESSAGE)
@@ -213,7 +261,7 @@ def last_error() -> str:
     n = lib.flagshim_error(None, 0)
     if n <= 0:
         return ""
-    buf = ctypes.create_string_buffer(n + 1)
+    buf = buffer(n + 1)
     n = lib.flagshim_error(buf, n + 1)
     return buf.value[: max(n, 0)].decode("utf-8", "replace")
 
@@ -260,13 +308,13 @@ def fail(code: int, context: str, make: Optional[Callable[[int, str, str], error
     raise (make or errors.from_code)(code, message, cause)
 
 
-def text(call: Callable[[Optional[ctypes.Array], int], int], context: str, size: int = 64, make=None) -> str:
+def text(call: Callable[[Optional[_ctypes.Array], int], int], context: str, size: int = 64, make=None) -> str:
     """Runs call(buf, len) under the size protocol of flagshim.h and returns
     the answer, starting with a buffer of size bytes: on FLAGSHIM_ERANGE it
     doubles the buffer and calls again. Another negative code raises (see
     fail)."""
     while True:
-        buf = ctypes.create_string_buffer(size)
+        buf = buffer(size)
         rc = call(buf, size)
         if rc >= 0:
             return buf.raw[:rc].decode("utf-8")
@@ -275,7 +323,7 @@ def text(call: Callable[[Optional[ctypes.Array], int], int], context: str, size:
         size *= 2
 
 
-def require(name: str, context: str) -> ctypes.CDLL:
+def require(name: str, context: str) -> Library:
     """The loaded library (get()), which must have name, a function added
     after ABI 1.0; LibraryError where it is older."""
     lib = get()

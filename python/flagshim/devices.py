@@ -22,7 +22,7 @@ changes, raises :class:`~flagshim.errors.ForkError` there.
 
 from __future__ import annotations
 
-import ctypes
+import _ctypes
 import json
 import threading
 from dataclasses import dataclass, field
@@ -266,8 +266,8 @@ def mem_get_info(index: int = 0, type: str = "cuda") -> Tuple[int, int]:  # noqa
     """
     s, arg, context = _device(index, type, "mem_get_info")
     lib = _lib.require("flagshim_mem_get_info", context)
-    free, total = ctypes.c_ulonglong(), ctypes.c_ulonglong()
-    rc = lib.flagshim_mem_get_info(arg, ctypes.byref(free), ctypes.byref(total))
+    free, total = _lib.c_ulonglong(), _lib.c_ulonglong()
+    rc = lib.flagshim_mem_get_info(arg, _ctypes.byref(free), _ctypes.byref(total))
     if rc < 0:
         _lib.fail(rc, context)
     return free.value, total.value

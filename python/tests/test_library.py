@@ -444,11 +444,11 @@ if __name__ == "__main__":
 class TestImportCost(unittest.TestCase):
     """import flagshim stays cheap for the host that pays it at its start
     (issue 40: json, re, enum and typing were most of the package's import
-    time): the modules the package imports are the ones it needs to load
-    the library. Its functions import what they use (json in info()) when
+    time, then ctypes): the modules the package imports are the ones it
+    needs to load the library (_ctypes, not ctypes). Its functions import what they use (json in info()) when
     called."""
 
-    HEAVY = ("json", "re", "enum", "typing", "platform", "threading", "importlib", "collections",
+    HEAVY = ("json", "re", "enum", "typing", "platform", "threading", "importlib", "collections", "ctypes",
              "flagshim.nvshmem", "flagshim.triton", "flagshim.devices")
 
     def test_import_loads_no_heavy_module(self):
