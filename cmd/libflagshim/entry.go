@@ -16,18 +16,19 @@ package main
 // too. A fork that skips the atfork handlers (a raw clone, vfork,
 // posix_spawn) is followed by an exec, so nothing of the library runs in it.
 //
-// The fork copy. What Init decided is fixed once it ran, so the prepare
-// handler (in the parent, on the forking thread, before the fork) keeps
-// the info answer in C memory the first time a fork follows Init, and a
-// forked child's flagshim_info_json answers from it with plain C. The
-// Python package's forked children answer resolve, alias_active, info, ...
-// from it. The handler enters Go only where that is safe and cannot wait
-// for itself: Init has returned (flagshim_note_init; it never starts or
-// waits for Init), the process is not itself a forked child, and the
-// forking thread is not inside a flagshim call (flagshim_depth: a vendor
-// library that forks inside one, with Go's locks held on this thread, gets
-// no copy). Where it takes none (or malloc fails), the child answers
-// FLAGSHIM_EFORK as before. Later forks reuse the copy.
+// The fork copy. A forked child's flagshim_info_json answers, with plain
+// C, the last info answer its parent built: Go publishes every answer it
+// builds into C memory (flagshim_publish_info, from fork.go), so the
+// child, a snapshot of the parent's memory, finds it there. Nothing builds
+// an answer at the fork: the prepare handler runs while glibc (2.28 up to
+// the fix of bug 24595) and musl hold their atfork lock, and building the answer runs every
+// vendor's presence probe, which may dlopen a management library whose
+// constructor calls pthread_atfork, or dlclose one that registered
+// handlers: both take that lock, and the fork would hang for ever (glibc
+// bug 24595). Where the parent built no answer, the child answers
+// FLAGSHIM_EFORK: a host that forks calls flagshim_info_json first if its
+// children need the answer (the Python package does so in an
+// os.register_at_fork hook, outside that lock).
 //
 // This file has no //export, so its preamble may define functions (cgo
 // copies the preambles of files that export into _cgo_export.c).
@@ -52,15 +53,9 @@ extern int flagshim_go_nvshmem_init(int device);
 extern int flagshim_go_device_json(char *device, char *out, int out_len);
 extern int flagshim_go_mem_get_info(char *device, unsigned long long *free_bytes, unsigned long long *total_bytes);
 
-extern char *flagshim_go_fork_info(int *length);
-
 // Set in the child of a fork made after the library was loaded, by the
 // child handler (the child has one thread then); read by every entry point.
 static volatile int flagshim_in_forked_child;
-
-// Set once Init has returned in this process (Go's initHost calls
-// flagshim_note_init); read by the prepare handler.
-static int flagshim_init_ran;
 
 // Set once the Go runtime is known to be up (flagshim_ready or the prepare
 // handler waited for it, or Init ran); read by the prepare handler.
@@ -68,10 +63,7 @@ static int flagshim_go_up;
 
 __attribute__((visibility("hidden"))) void flagshim_note_init(void) {
 	__atomic_store_n(&flagshim_go_up, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&flagshim_init_ran, 1, __ATOMIC_RELEASE);
 }
-
-__attribute__((visibility("hidden"))) void *flagshim_fork_malloc(size_t n) { return malloc(n); }
 
 // How many flagshim calls this thread is inside (0 or 1, more where a
 // vendor library calls back): the prepare handler enters Go only at 0.
@@ -84,31 +76,59 @@ static __thread int flagshim_depth;
 	flagshim_rc_; \
 })
 
-// The info answer kept for forked children (NUL-terminated, its length),
-// published once with a release store; never freed.
-static char *flagshim_fork_info;
-static int flagshim_fork_info_len;
+// An info answer kept for forked children: its length, then its bytes and
+// a NUL, in one malloc'ed block.
+struct flagshim_answer {
+	int len;
+	char text[];
+};
 
+// The last answer Go published (NULL before the first); the parent never
+// reads it, a forked child does.
+static struct flagshim_answer *flagshim_fork_info;
+
+__attribute__((visibility("hidden"))) void *flagshim_answer_alloc(int len) {
+	struct flagshim_answer *a = malloc(sizeof *a + (size_t)len + 1);
+	if (a != NULL) a->len = len;
+	return a;
+}
+
+__attribute__((visibility("hidden"))) char *flagshim_answer_text(void *a) { return ((struct flagshim_answer *)a)->text; }
+
+// flagshim_publish_info makes a, filled (text and NUL written), the
+// answer forked children give, and frees the one it replaces. Freeing is
+// safe: only a forked child reads the pointer, and a child is a snapshot
+// of this process's memory at one instant. The swap comes before the
+// free, so at any instant the pointer names a live buffer: a child forked
+// before the swap holds the old buffer, not yet freed in its copy of the
+// memory (the free happens later, in the parent only); a child forked
+// after it holds the new one. A fork cannot cut the free in half: glibc's
+// fork takes malloc's locks. The release store makes a's bytes visible
+// with the pointer, on this machine and in a child's snapshot.
+__attribute__((visibility("hidden"))) void flagshim_publish_info(void *a) {
+	struct flagshim_answer *old = __atomic_exchange_n(&flagshim_fork_info, (struct flagshim_answer *)a, __ATOMIC_ACQ_REL);
+	free(old);
+}
+
+// The prepare handler runs in the parent, on the forking thread, before
+// the fork, with libc's atfork lock held (see above): it builds nothing
+// and enters no presence work. It only waits, once, for the Go runtime's
+// start where no call has shown it done: a fork while the start (on its
+// own thread, from the library's load) is half done would leave it so in
+// the child, so a host need not call flagshim_ready before forking. That
+// wait cannot take the atfork lock: flagshim_go_ready does nothing but
+// enter Go, which waits for the runtime's init and the Go packages' init
+// functions, and none of those loads or unloads a library or registers a
+// fork handler (they register vendor descriptions and device.Default's
+// initializer: vendors/builtin.go, flagshim.go). It is skipped inside a
+// flagshim call on this thread (a vendor library forking there: the
+// runtime is up, and the call may hold Go's locks).
 static void flagshim_fork_prepare(void) {
 	if (flagshim_in_forked_child || flagshim_depth > 0) return;
-	// A fork while the Go runtime is still starting (on its own thread,
-	// from the library's load) would leave its start half done in the
-	// child: wait for it here (what flagshim_ready does), so that a host
-	// need not call flagshim_ready before forking. Waiting is safe: the
-	// start waits for nothing the forking thread holds.
 	if (!__atomic_load_n(&flagshim_go_up, __ATOMIC_ACQUIRE)) {
 		flagshim_go_ready();
 		__atomic_store_n(&flagshim_go_up, 1, __ATOMIC_RELEASE);
 	}
-	if (__atomic_load_n(&flagshim_fork_info, __ATOMIC_ACQUIRE) != NULL) return;
-	if (!__atomic_load_n(&flagshim_init_ran, __ATOMIC_ACQUIRE)) return;
-	int n = 0;
-	char *p = flagshim_go_fork_info(&n);
-	if (p == NULL) return;
-	flagshim_fork_info_len = n;
-	char *none = NULL;
-	// Two threads forking at once: the first copy stays.
-	if (!__atomic_compare_exchange_n(&flagshim_fork_info, &none, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(p);
 }
 
 static void flagshim_fork_child(void) { flagshim_in_forked_child = 1; }
@@ -152,19 +172,19 @@ int flagshim_alias_active(void) {
 // In a forked child: the parent's copy, under the size protocol, with
 // plain C; FLAGSHIM_EFORK where the parent kept none.
 static int flagshim_fork_answer(char *out, int out_len) {
-	const char *s = __atomic_load_n(&flagshim_fork_info, __ATOMIC_ACQUIRE);
-	if (s == NULL) {
+	const struct flagshim_answer *a = __atomic_load_n(&flagshim_fork_info, __ATOMIC_ACQUIRE);
+	if (a == NULL) {
 		if (out && out_len > 0) out[0] = 0;
 		return FLAGSHIM_EFORK;
 	}
-	int n = flagshim_fork_info_len;
+	int n = a->len;
 	if (out == NULL && out_len == 0) return n;
 	if (out == NULL || out_len <= 0) return FLAGSHIM_EINVAL;
 	if (n > out_len - 1) {
 		out[0] = 0;
 		return FLAGSHIM_ERANGE;
 	}
-	memcpy(out, s, (size_t)n + 1);
+	memcpy(out, a->text, (size_t)n + 1);
 	return n;
 }
 

@@ -39,14 +39,19 @@ func infoJSON() (string, failure) {
 		return "", failInit
 	}
 	s := string(b)
-	lastInfo.Store(&s)
+	infoBuilds.Add(1)
+	if onInfo != nil {
+		onInfo(s)
+	}
 	return s, failNone
 }
 
-// lastInfo is infoJSON's last answer in this process (nil before the
-// first): the fork handler keeps it for the children rather than build
-// another (fork.go).
-var lastInfo atomic.Pointer[string]
+// onInfo gets every answer infoJSON builds (fork.go's publishes it for
+// forked children); infoBuilds counts them.
+var (
+	onInfo     func(string)
+	infoBuilds atomic.Int32
+)
 
 // askAll asks every vendor backend's probe at once, each on a goroutine of
 // its own, where the presence tier answers: the report asks each of them

@@ -111,13 +111,13 @@ func TestCShared(t *testing.T) {
 	// point answers FLAGSHIM_EFORK at once, out holds "", flagshim_error
 	// names the code; none enters the Go runtime, so none hangs or
 	// crashes. flagshim_abi_version, a constant, still answers, and
-	// flagshim_info_json (ABI 1.3) answers from the parent's copy where a
-	// call ran Init before the fork (EFORK where none did: flagshim_ready
-	// runs no Init). The parent is unaffected.
+	// flagshim_info_json (ABI 1.3) answers the last info answer the parent
+	// built: where it built none (a resolve runs Init but builds none, and
+	// the fork builds none), EFORK. The parent is unaffected.
 	t.Run("fork from C", func(t *testing.T) {
 		// "": a fork at once, while the Go runtime may still be starting
 		// (the prepare handler waits for it: ABI 1.3).
-		for _, before := range []string{"64/cpu", "alias", "ready", ""} {
+		for _, before := range []string{"64/cpu", "alias", "ready", "", "info"} {
 			args := []string{before, "fork"}
 			if before == "" {
 				args = []string{"fork"}
@@ -129,10 +129,10 @@ func TestCShared(t *testing.T) {
 			require.Len(t, got, 4, "%s then fork: %q", before, got)
 			child, parent := got[1], got[2:]
 			assert.Equal(t, []string{"child=exit:0", "parent: rc=5 out=cpu:0"}, parent, "%s then fork", before)
-			if before == "ready" || before == "" {
-				assert.Contains(t, child, " info=-8 ", "no Init before the fork: no copy")
+			if before == "info" {
+				assert.Regexp(t, ` info=[1-9][0-9]+ `, child, "%s then fork: the parent's answer's length", before)
 			} else {
-				assert.Regexp(t, ` info=[1-9][0-9]+ `, child, "%s then fork: the parent's copy's length", before)
+				assert.Contains(t, child, " info=-8 ", "%s then fork: the parent built no info answer, the fork none", before)
 			}
 			for _, want := range []string{"resolve=-8 out=empty canary=ok", "alias=-8", "loaded=-8 names=empty",
 				"unloading=-8", "attach=-8", "init=-8", "record=-8 rec=empty", "mem=-8 memout=untouched", "ready=-8", "select=-8", "abi=10003", "errlen=ok", "cut=7/ok",
@@ -142,60 +142,72 @@ func TestCShared(t *testing.T) {
 		}
 	})
 
-	// The fork copy (ABI 1.3): the prepare handler keeps the parent's info
-	// answer at the first fork after Init, once; a child answers it with
-	// plain C under the size protocol.
+	// The fork copy (ABI 1.3): every info answer the parent builds is
+	// published in C memory, and a forked child answers the last one with
+	// plain C under the size protocol. The fork itself builds none: its
+	// prepare handler runs under libc's atfork lock, where the presence
+	// probes' dlopen could hang it (entry.go).
 	t.Run("fork copy", func(t *testing.T) {
 		nvml, cuda := buildFake(t, "nvml"), buildFake(t, "cuda")
 		log := filepath.Join(dltest.PrivateDir(t), "nvml.log")
 		env := []string{"FLAGOS_LIBCUDA_PATH=" + cuda, noDrivers[1], "FLAGOS_LIBNVML_PATH=" + nvml, "FAKE_NVML_COUNT=2", "FAKE_NVML_LOG=" + log}
 
 		// Nothing ran Init: the handler neither starts it (NVML is never
-		// opened) nor asks Go; the child has no answer.
-		got := runCheck(t, check, env, "ready", "forkinfo", "copies")
-		assert.Equal(t, []string{"ready=0", "child: info=-8", "child=exit:0", "copies=0"}, got)
+		// opened) nor builds an answer; the child has none.
+		got := runCheck(t, check, env, "ready", "forkinfo", "builds")
+		assert.Equal(t, []string{"ready=0", "child: info=-8", "child=exit:0", "builds=0"}, got)
 		_, err := os.Stat(log)
 		assert.ErrorIs(t, err, os.ErrNotExist, "no Init in the parent: the fake NVML never ran")
 
-		// A first resolve, two forks: both children answer the parent's
-		// report, taken once; then the parent's own answer is the same.
-		got = runCheck(t, check, env, "64/cuda:1", "forkinfo", "forkinfo", "copies", "info")
-		require.Len(t, got, 7, "%q", got)
-		assert.Equal(t, "rc=6 out=cuda:1 canary=ok", got[0])
-		assert.Equal(t, []string{"child=exit:0", "child=exit:0", "copies=1"}, []string{got[2], got[4], got[5]},
-			"two forks, one copy")
-		first, second := childInfo(t, got[1]), childInfo(t, got[3])
-		assert.Equal(t, first, second, "the second fork reuses the copy")
-		_, parent, ok := strings.Cut(got[6], " json=")
-		require.True(t, ok, got[6])
-		assert.JSONEq(t, parent, first.json, "the child's answer is the parent's")
-		assert.Contains(t, first.json, `"probe":"presence"`)
-		assert.Contains(t, first.json, `{"type":"cuda","available":true,"devices":2,`, "the fake NVML's two devices")
-		assert.Equal(t, "-4 0", first.erange, "too small: ERANGE, out holds \"\"")
+		// A first resolve runs Init but builds no answer, and neither fork
+		// builds one: both children answer EFORK. (Were the prepare
+		// handler to build the answer, as ABI 1.3's first cut did, under
+		// the atfork lock, builds would be 1 and the children would
+		// answer.)
+		got = runCheck(t, check, env, "64/cuda:1", "forkinfo", "forkinfo", "builds")
+		assert.Equal(t, []string{"rc=6 out=cuda:1 canary=ok", "child: info=-8", "child=exit:0", "child: info=-8",
+			"child=exit:0", "builds=0"}, got, "no answer built before the forks: none at the fork")
 
-		// The parent's flagshim_info_json built an answer: the handler
-		// reuses it. malloc failing for the copy: no copy, EFORK as before;
-		// the next fork takes it.
-		got = runCheck(t, check, env, "info", "failmalloc", "forkinfo", "forkinfo", "copies")
-		require.Len(t, got, 6, "%q", got)
-		assert.Equal(t, []string{"child: info=-8", "child=exit:0"}, got[1:3], "malloc failed: no copy")
-		_, parent, _ = strings.Cut(got[0], " json=")
-		assert.JSONEq(t, parent, childInfo(t, got[3]).json, "the answer the parent built, reused")
-		assert.Equal(t, "copies=2", got[5], "the failed copy asked once, the next once")
+		// A C host that built the answer before forking: each child
+		// answers the last answer the parent built.
+		got = runCheck(t, check, env, "64/cuda:1", "info", "forkinfo", "info", "forkinfo", "builds")
+		require.Len(t, got, 8, "%q", got)
+		assert.Equal(t, "rc=6 out=cuda:1 canary=ok", got[0])
+		assert.Equal(t, []string{"child=exit:0", "child=exit:0", "builds=4"}, []string{got[3], got[6], got[7]},
+			"check's info asks the size, then the answer: two answers built each time, none at the forks")
+		for i, at := range []int{1, 4} {
+			_, parent, ok := strings.Cut(got[at], " json=")
+			require.True(t, ok, got[at])
+			child := childInfo(t, got[at+1])
+			assert.JSONEq(t, parent, child.json, "fork %d: the child's answer is the parent's last", i+1)
+			assert.Contains(t, child.json, `"probe":"presence"`)
+			assert.Contains(t, child.json, `{"type":"cuda","available":true,"devices":2,`, "the fake NVML's two devices")
+			assert.Equal(t, "-4 0", child.erange, "too small: ERANGE, out holds \"\"")
+		}
+
+		// malloc failing for the copy: the parent's answer is given, no
+		// copy is kept, the child answers EFORK; the next answer is kept.
+		got = runCheck(t, check, env, "64/cuda:1", "failmalloc", "info", "forkinfo", "info", "forkinfo")
+		require.Len(t, got, 7, "%q", got)
+		assert.Contains(t, got[1], " json=", "the parent answered")
+		assert.Equal(t, []string{"child: info=-8", "child=exit:0"}, got[2:4], "malloc failed: no copy")
+		_, parent, _ := strings.Cut(got[4], " json=")
+		assert.JSONEq(t, parent, childInfo(t, got[5]).json, "the next answer, kept")
 
 		// A fork from inside a flagshim call (a library flagshim calls
 		// forks, on the thread making the call): the handler does not
-		// enter Go there (it could wait on a lock that thread holds); the
-		// child has no copy, the parent goes on; a later fork takes it.
-		// (flagshim_select_json queries NVML again; the answers Init read
-		// are kept.)
-		got = runCheck(t, check, env, "64/cuda:0", "forkinside", "select=cuda/0", "copies", "forkinfo")
-		require.Len(t, got, 7, "%q", got)
-		assert.Equal(t, []string{"inside-child: info=-8", "inside=exit:0"}, got[1:3], "no copy from inside a call")
+		// enter Go there; the child answers the answer built before, the
+		// parent's call goes on. (flagshim_select_json queries NVML
+		// again.)
+		got = runCheck(t, check, env, "64/cuda:0", "forkinside", "select=cuda/0", "info", "forkinside", "select=cuda/0", "builds")
+		require.Len(t, got, 9, "%q", got)
+		assert.Equal(t, []string{"inside-child: info=-8", "inside=exit:0"}, got[1:3], "no answer built: none inside a call")
 		assert.Contains(t, got[3], "select=", "the call the fork came from answered")
 		assert.NotContains(t, got[3], "select=-", "the call the fork came from answered")
-		assert.Equal(t, "copies=0", got[4])
-		assert.Contains(t, got[5], `"probe":"presence"`, "a fork outside a call takes the copy")
+		assert.Regexp(t, `^inside-child: info=[1-9][0-9]+$`, got[5], "the answer built before: given inside a call")
+		assert.Equal(t, "inside=exit:0", got[6])
+		assert.NotContains(t, got[7], "select=-", "the call the fork came from answered")
+		assert.Equal(t, "builds=2", got[8], "check's info built two (the size, the answer), the forks none")
 	})
 
 	t.Run("no vendor runtime", func(t *testing.T) {

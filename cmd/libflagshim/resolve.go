@@ -47,9 +47,9 @@ const (
 // (python/tests/gpu/fork_presence.py proves CUDA and NVML there), and a
 // later query of the same library in this process ends the session first.
 //
-// Once Init has returned, initRan is set and onInit (export.go's: it tells
-// the C side, whose fork handler may then keep the report for forked
-// children) has run, once.
+// Once Init has returned, initRan is set and onInit (fork.go's: it tells
+// the C side that the runtime is up, so its fork handler need not wait for
+// it) has run, once.
 func initHost() (*flagshim.Report, error) {
 	rep, err := flagshim.Init(context.Background(), flagshim.WithDefaultProbe(tier.Presence), flagshim.WithoutChildProcesses(), flagshim.WithoutShutdown())
 	if !initRan.Load() && !initRan.Swap(true) && onInit != nil {

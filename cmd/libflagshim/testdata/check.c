@@ -24,9 +24,9 @@
  *                  parent's copy, ABI 1.3) -> "child: info=N json=<the JSON>
  *                  erange=N first=N" (or "child: info=N" where it fails),
  *                  then "child=exit:N"
- *   copies         how many times the fork handler asked Go for the copy
- *                  (flagshim_go_fork_copies, internal) -> "copies=N"
- *   failmalloc     the next malloc of 1 KiB or more fails (this program
+ *   builds         how many info answers the library built
+ *                  (flagshim_go_info_builds, internal) -> "builds=N"
+ *   failmalloc     every malloc of 1 KiB or more fails (this program
  *                  interposes malloc), until the next fork returns
  *   forkinside     the next flagshim call that reaches a fake library's
  *                  getenv("FAKE_*HANG") forks from inside it (this program
@@ -49,7 +49,7 @@
 #define BUF 128
 #define CANARY 0x5a
 
-extern int flagshim_go_fork_copies(void); /* internal, for this test */
+extern int flagshim_go_info_builds(void); /* internal, for this test */
 
 /* malloc, interposed: failmalloc makes the big ones fail for one fork. */
 extern void *__libc_malloc(size_t);
@@ -267,8 +267,8 @@ int main(int argc, char **argv) {
 			fork_case();
 		} else if (strcmp(a, "forkinfo") == 0) {
 			forkinfo_case();
-		} else if (strcmp(a, "copies") == 0) {
-			printf("copies=%d\n", flagshim_go_fork_copies());
+		} else if (strcmp(a, "builds") == 0) {
+			printf("builds=%d\n", flagshim_go_info_builds());
 		} else if (strcmp(a, "failmalloc") == 0) {
 			fail_big_malloc = 1;
 		} else if (strcmp(a, "forkinside") == 0) {
@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
 		} else if (strcmp(a, "info") == 0) {
 			int n = flagshim_info_json(NULL, 0);
 			if (n < 0) { printf("info=%d\n", n); continue; }
-			char *buf = malloc((size_t)n + 1);
+			char *buf = __libc_malloc((size_t)n + 1); /* failmalloc spares it */
 			int rc = flagshim_info_json(buf, n + 1);
 			printf("info=%d json=%s\n", rc, rc == n ? buf : "<size changed>");
 			free(buf);
