@@ -27,12 +27,15 @@ Forking. The Go runtime does not survive ``fork()``. What the parent
 decided is fixed once Init ran, so in the child of a fork (``os.fork``, or a
 fork made by C code) :func:`resolve`, :func:`alias_active`, :func:`info`,
 :func:`is_available`, :func:`device_count` and :func:`current_vendor` answer
-from what the parent decided, without entering the Go runtime: the answer
-the parent read, else the copy the library took at the fork (its
-``pthread_atfork`` handler; ABI 1.3); every call that needs the library
+from what the parent decided, without entering the Go runtime: the info
+answer the parent read (before each ``os.fork``, a hook reads it where a
+call ran Init), else the last one the library built there (ABI 1.3). A fork
+made by C code (ctypes' libc ``fork``, a C extension) runs no Python hook:
+call :func:`info` before it if its child needs these answers (else they
+raise :class:`ForkError`). Every call that needs the library
 (:func:`module_loaded`, :mod:`flagshim.nvshmem`, ...) raises
-:class:`ForkError`. Import flagshim before forking and use it in the
-parent, or start workers with ``spawn``.
+:class:`ForkError` in a child. Import flagshim before forking and use it in
+the parent, or start workers with ``spawn``.
 """
 
 from __future__ import annotations

@@ -12,16 +12,24 @@ the newer answer. Init's failure is kept where a call raised it
 
 In the child of a fork, where the Go runtime cannot run, ``resolve``,
 ``alias_active``, ``info`` and what derives from them answer without it:
-from the answer this process already read, else from the copy the library
-took for its children at the fork (``flagshim_info_json`` answers it with
-plain C there, ABI 1.3: the parent pays for it at its first fork, not at its
-first call). :func:`parse` is the Go parser's rule (``device/parse.go``) over
-that table.
+from the answer this process already read, else from the last answer the
+library built in the parent (``flagshim_info_json`` answers it with plain C
+there, ABI 1.3). Nothing builds that answer at the fork itself (the
+library's fork handler runs under libc's atfork lock, where the vendors'
+probes could hang the fork), and the first call does not build it either
+(3 ms of the first resolve on a 2-core machine, issue 40): :func:`_before_fork`,
+an ``os.register_at_fork`` hook, reads it before each ``os.fork`` of a
+process whose calls ran Init (multiprocessing's fork start method, PyTorch's
+DataLoader workers). A fork made by C code (ctypes' libc ``fork``, a C
+extension) runs no Python hook: its child answers from an answer read
+before (any :func:`flagshim.info`, a hook's), else raises ForkError.
+:func:`parse` is the Go parser's rule (``device/parse.go``) over that table.
 """
 
 from __future__ import annotations
 
 import _thread
+import os
 
 from . import _lib, errors
 
@@ -100,6 +108,28 @@ def keep(text: str) -> None:
     _text = text
 
 
+def _before_fork() -> None:
+    """os.fork's before hook: where this process made a call that ran Init
+    and has read no info answer, it reads one now, so that the child
+    answers from it. It runs in the forking thread before libc's fork,
+    outside its atfork lock: an ordinary call. It never runs Init for a
+    process that made no call, and never raises (a failure leaves the child
+    without an answer: it raises ForkError, or Init's InitError)."""
+    global _text
+    if _text is not None or not _lib.used or _lib.init_error is not None or _lib.forked():
+        return
+    try:
+        with _lock:
+            if _text is None:
+                _text = _read("flagshim (before os.fork)")
+    except Exception:  # noqa: BLE001 (a fork hook must not raise)
+        pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
+
+
 def view(context: str) -> View:
     """The view of what this process decided. In a forked child without one
     (the parent never ran Init), ForkError; where Init failed, its InitError."""
@@ -114,11 +144,14 @@ def view(context: str) -> View:
                 _text = _read(context)
             text = _text
     if text is None:
-        raise errors.ForkError(
-            f"{context}: {_lib.FORK_MESSAGE}. Nothing was decided before the fork (no flagshim call ran in the "
-            "parent), so there is no answer to give here: call flagshim (flagshim.resolve('cuda'), say) in the "
-            "parent before forking"
-        )
+        if not _lib.used:
+            why = ("Nothing was decided before the fork (no flagshim call ran in the parent), so there is no "
+                   "answer to give here: call flagshim.info() in the parent before forking")
+        else:
+            why = ("The parent built no answer for its children before this fork, made outside os.fork (by C "
+                   "code: ctypes' libc fork, a C extension), which runs none of Python's fork hooks: call "
+                   "flagshim.info() in the parent before such a fork")
+        raise errors.ForkError(f"{context}: {_lib.FORK_MESSAGE}. {why}")
     cached = _view
     if cached is not None and cached[0] is text:
         return cached[1]

@@ -209,6 +209,11 @@ def _bind(path: str, handle: int) -> Tuple[Library, Tuple[int, int]]:
 
 _forked = False
 
+#: Whether this process made a call that runs Init (get() was asked for the
+#: library): the before-fork hook (flagshim._decided) builds the info answer
+#: for the children only then, never running Init at a fork itself.
+used = False
+
 #: Init's failure in this process, (code, message, cause), once a call got
 #: FLAGSHIM_EINIT; None before (flagshim._decided raises it for the answers
 #: it derives, in a forked child too).
@@ -249,8 +254,10 @@ def forked() -> bool:
 
 def get() -> Library:
     """The loaded library; ForkError in the child of a fork."""
+    global used
     if forked():
         raise errors.ForkError("flagshim: " + FORK_MESSAGE)
+    used = True
     return _LIB
 
 

@@ -1,8 +1,10 @@
 """Forking after flagshim was imported, by os.fork and by C code (ctypes'
 libc fork, which runs none of Python's fork hooks): the child may exit or
 exec; what the parent decided (resolve, alias_active, info and what derives
-from them) answers in the child without entering the library; every call
-that needs the library raises ForkError; the parent is unaffected."""
+from them) answers in the child without entering the library, from the info
+answer the parent built before the fork (os.fork's hook builds it; before a
+C fork, flagshim.info() does); every call that needs the library raises
+ForkError; the parent is unaffected."""
 
 import unittest
 
@@ -134,25 +136,22 @@ class TestFork(unittest.TestCase):
                 self.assertIn("before forking", child[key][1])
         self.assertEqual(got["after"], "flagos:0", "the parent keeps working")
 
-    def test_child_answers_from_the_librarys_copy(self):
+    def test_os_fork_hook_builds_the_answer(self):
         # The parent only resolves: the first call reads no info answer (it
-        # used to, for every process; issue 40), so the child's answers come
-        # from the copy the library took at the fork (ABI 1.3), read with
-        # plain C; a second fork reuses it.
+        # used to, for every process; issue 40), and the library's fork
+        # handler builds none (it runs under libc's atfork lock). os.fork's
+        # before hook reads it, outside that lock: the child answers from it.
         got = self.scenario(
             """
             import flagshim._decided as D
             first = flagshim.resolve("cuda:1")
-            kept_before = D._text is not None
-            res = {"first": first, "kept_before": kept_before}
-            for kind in ("os", "c", "c2"):
-                res[kind] = in_child(kind.rstrip("2"), lambda: {
-                    "kept": D._text is not None,
-                    "resolve": [flagshim.resolve("cuda:1"), flagshim.resolve("cuda")],
-                    "alias": flagshim.alias_active(), "available": flagshim.is_available(),
-                    "count": flagshim.device_count(), "vendor": flagshim.current_vendor(),
-                    "info": flagshim.info(), "module": raised(lambda: flagshim.module_loaded(1, "musa")),
-                })
+            res = {"first": first, "kept_before": D._text is not None}
+            res["os"] = in_child("os", lambda: {
+                "resolve": [flagshim.resolve("cuda:1"), flagshim.resolve("cuda")],
+                "alias": flagshim.alias_active(), "available": flagshim.is_available(),
+                "count": flagshim.device_count(), "vendor": flagshim.current_vendor(),
+                "info": flagshim.info(), "module": raised(lambda: flagshim.module_loaded(1, "musa")),
+            })
             res["kept_after"] = D._text is not None
             res["parent_info"] = flagshim.info()
             out(res)
@@ -160,19 +159,77 @@ class TestFork(unittest.TestCase):
         )
         self.assertEqual(got["first"], "flagos:1")
         self.assertFalse(got["kept_before"], "the first resolve reads no info answer")
-        self.assertFalse(got["kept_after"], "the forks read none in the parent either")
-        for kind in ("os", "c", "c2"):
+        self.assertTrue(got["kept_after"], "os.fork's hook read it in the parent")
+        child = got["os"].get("ok")
+        self.assertIsNotNone(child, f"the child did not answer: {got['os']}")
+        self.assertEqual(child["resolve"], ["flagos:1", "flagos"])
+        self.assertTrue(child["alias"])
+        self.assertEqual([child["available"], child["count"], child["vendor"]], [True, 2, "Moore Threads"])
+        self.assertEqual(child["info"]["alias"], got["parent_info"]["alias"])
+        self.assertEqual([b["type"] for b in child["info"]["backends"]],
+                         [b["type"] for b in got["parent_info"]["backends"]])
+        self.assertEqual(child["module"][0], "ForkError")
+
+    def test_c_fork_needs_an_answer_built_before(self):
+        # A fork made by C code runs none of Python's hooks: after a resolve
+        # only, nothing built the answer (not the first call, not the fork),
+        # so the child's answers raise ForkError naming flagshim.info();
+        # after flagshim.info() in the parent, they answer.
+        got = self.scenario(
+            """
+            flagshim.resolve("cuda:1")
+            def answers():
+                return {"resolve": raised(lambda: flagshim.resolve("cuda:1")), "alias": raised(flagshim.alias_active),
+                        "available": raised(flagshim.is_available), "count": raised(flagshim.device_count),
+                        "info": raised(lambda: flagshim.info()["alias"])}
+            res = {"before": in_child("c", answers)}
+            parent_info = flagshim.info()
+            res["after"] = in_child("c", answers)
+            res["parent_alias"] = parent_info["alias"]
+            out(res)
+            """
+        )
+        before = got["before"].get("ok")
+        self.assertIsNotNone(before, f"the child did not answer: {got['before']}")
+        for key, (cls, msg, _) in before.items():
+            self.assertEqual(cls, "ForkError", key)
+            self.assertIn("call flagshim.info() in the parent before such a fork", msg, key)
+            self.assertIn("outside os.fork", msg, key)
+        after = got["after"].get("ok")
+        self.assertIsNotNone(after, f"the child did not answer: {got['after']}")
+        self.assertEqual(after["resolve"], ["answered", "flagos:1"])
+        self.assertEqual(after["alias"], ["answered", True])
+        self.assertEqual(after["available"], ["answered", True])
+        self.assertEqual(after["count"], ["answered", 2])
+        self.assertEqual(after["info"], ["answered", got["parent_alias"]])
+
+    def test_c_fork_answers_the_librarys_copy(self):
+        # A host (a C extension, say) built the answer through the library
+        # itself: Python read none, and the child forked by C reads the
+        # library's copy (ABI 1.3, plain C), twice.
+        got = self.scenario(
+            """
+            import flagshim._decided as D, flagshim._lib as L
+            flagshim.resolve("cuda:1")
+            n = L._LIB.flagshim_info_json(None, 0)
+            res = {"n": n, "kept": D._text is not None}
+            for kind in ("c", "c2"):
+                res[kind] = in_child("c", lambda: {
+                    "kept": D._text is not None, "resolve": flagshim.resolve("cuda:1"),
+                    "alias": flagshim.alias_active(), "count": flagshim.device_count(),
+                    "info": flagshim.info()["alias"],
+                })
+            res["parent_alias"] = flagshim.info()["alias"]
+            out(res)
+            """
+        )
+        self.assertGreater(got["n"], 0)
+        self.assertFalse(got["kept"], "Python read no answer in the parent")
+        for kind in ("c", "c2"):
             child = got[kind].get("ok")
-            self.assertIsNotNone(child, f"{kind} fork: the child did not answer: {got[kind]}")
-            self.assertFalse(child["kept"], kind)
-            self.assertEqual(child["resolve"], ["flagos:1", "flagos"], kind)
-            self.assertTrue(child["alias"], kind)
-            self.assertEqual([child["available"], child["count"], child["vendor"]], [True, 2, "Moore Threads"], kind)
-            self.assertEqual(child["info"]["alias"], got["parent_info"]["alias"], kind)
-            self.assertEqual([b["type"] for b in child["info"]["backends"]],
-                             [b["type"] for b in got["parent_info"]["backends"]], kind)
-            self.assertEqual(child["module"][0], "ForkError", kind)
-        self.assertEqual(got["c"]["ok"]["info"], got["c2"]["ok"]["info"], "the second fork reuses the copy")
+            self.assertIsNotNone(child, f"{kind}: the child did not answer: {got[kind]}")
+            self.assertEqual(child, {"kept": False, "resolve": "flagos:1", "alias": True, "count": 2,
+                                     "info": got["parent_alias"]}, kind)
 
     def test_child_parses_as_the_library_does(self):
         # The child's parser (pure Python, over the parent's table) answers
@@ -217,6 +274,7 @@ class TestFork(unittest.TestCase):
             """
             import flagshim._lib as L
             flagshim.resolve("cuda:1")
+            flagshim.info()  # the answer the child's resolve gives, once Python sees the fork
             def child():
                 buf = ctypes.create_string_buffer(64)
                 raw = {"resolve": L._LIB.flagshim_resolve(b"cuda:1", buf, 64), "out": buf.value.decode(),
