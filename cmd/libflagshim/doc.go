@@ -12,8 +12,8 @@
 // The public functions are C (entry.go): each calls its Go side (export.go)
 // unless the process is the child of a fork, where it returns
 // FLAGSHIM_EFORK without entering the Go runtime, which does not survive
-// fork(); flagshim_info_json answers there from the copy the parent's fork
-// handler took (fork.go, ABI 1.3). flagshim_abi_version is a C constant. The first call of a
+// fork(); flagshim_info_json answers there the last info answer the
+// parent built (fork.go, ABI 1.3). flagshim_abi_version is a C constant. The first call of a
 // function that needs an answer runs flagshim.Init (the presence tier by
 // default, no child processes); later calls reuse its outcome. Every
 // function may be called from any thread, concurrently.

@@ -32,18 +32,20 @@
  * Python's os.fork, ctypes) and in the child every function returns
  * FLAGSHIM_EFORK at once, without entering the Go runtime (but
  * flagshim_abi_version, a constant; flagshim_error, which then gives the
- * fork's message; and, since 1.3, flagshim_info_json, which answers from
- * the parent's copy: see it below). Exec, or use a spawn start method, for
- * children that need flagshim. The Python package answers resolve, alias_active, info, ... in a forked child from
- * flagshim_info_json's copy and raises ForkError for calls that need the
- * library there.
+ * fork's message; and, since 1.3, flagshim_info_json, which answers the
+ * last info answer the parent built: see it below). A host whose forked
+ * children need that answer calls flagshim_info_json before forking.
+ * Exec, or use a spawn start method, for children that need flagshim. The
+ * Python package answers resolve, alias_active, info, ... in a forked
+ * child from that answer (it asks for it before each os.fork) and raises
+ * ForkError for calls that need the library there.
  *
  * ABI version (as PJRT versions its C API). flagshim_abi_version() returns
  * the library's FLAGSHIM_ABI_VERSION, major * 10000 + minor; this header
  * declares version 1.3 (10003): 1.0 and, since 1.1, flagshim_device_json,
  * flagshim_mem_get_info and FLAGSHIM_ENODEV; since 1.2, flagshim_select_json
  * and FLAGSHIM_ESELECT; since 1.3, flagshim_info_json answers in a forked
- * child (the parent's copy, taken at the fork; a 1.2 library answers
+ * child (the last answer the parent built; a 1.2 library answers
  * FLAGSHIM_EFORK there). A host checks it once, after loading the
  * library: a library of another major is not one it can use (refuse it, as
  * the Python package does); within one major, a library of a lower minor
@@ -152,17 +154,17 @@ int flagshim_ready(void);
  * FLAGSHIM_ERANGE, ask so and call again.
  *
  * (1.3) In the child of a fork it answers, under the same size protocol and
- * without the Go runtime, from the copy the parent took at its first fork
- * after Init had run (a pthread_atfork prepare handler, on the forking
- * thread; later forks, and the children's own forks, reuse it): what Init
- * decided, and the free memory of that moment. It returns FLAGSHIM_EFORK
- * there, as every other function does, where the parent took no copy: no
- * call had run Init before the fork (the handler never starts Init, nor
- * waits for one in flight), the forking thread was inside a flagshim call
- * (a library that forks from a call flagshim made), or memory was short.
- * The first fork after Init pays for the answer where no
- * flagshim_info_json call built one before (a few milliseconds: every
- * vendor's presence probe); a host that never forks never does.
+ * without the Go runtime, the last answer this function gave in the parent
+ * before the fork (the library keeps a copy of each answer it builds, in C
+ * memory): what Init decided, and the free memory of that moment. The
+ * children's own forks answer it too. It returns FLAGSHIM_EFORK there, as
+ * every other function does, where the parent built none (or memory was
+ * short for the copy): a fork builds no answer (its pthread_atfork handler
+ * runs under libc's atfork lock, where every vendor's presence probe, which
+ * may load a library, could hang the fork), and neither does a call other
+ * than this one. So a host whose forked children need the answer calls
+ * flagshim_info_json before forking (a few milliseconds, once; call it
+ * again for a newer free memory).
  */
 int flagshim_info_json(char *out, int out_len);
 
