@@ -114,9 +114,20 @@ def _before_fork() -> None:
     answers from it. It runs in the forking thread before libc's fork,
     outside its atfork lock: an ordinary call. It never runs Init for a
     process that made no call, and never raises (a failure leaves the child
-    without an answer: it raises ForkError, or Init's InitError)."""
-    global _text
-    if _text is not None or not _lib.used or _lib.init_error is not None or _lib.forked():
+    without an answer: it raises ForkError, or Init's InitError). Where no
+    call ran yet, it waits for the Go runtime's start here (flagshim_ready,
+    once), so that the library's fork handler, which would wait for it
+    under libc's atfork lock, finds it done."""
+    global _text, _ready
+    if _lib.forked():
+        return
+    if not _ready:
+        try:
+            _lib._LIB.flagshim_ready()
+        except Exception:  # noqa: BLE001 (a fork hook must not raise)
+            pass
+        _ready = True
+    if _text is not None or not _lib.used or _lib.init_error is not None:
         return
     try:
         with _lock:
@@ -125,6 +136,8 @@ def _before_fork() -> None:
     except Exception:  # noqa: BLE001 (a fork hook must not raise)
         pass
 
+
+_ready = False  # _before_fork called flagshim_ready
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork)
