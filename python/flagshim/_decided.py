@@ -29,7 +29,7 @@ before (any :func:`flagshim.info`, a hook's), else raises ForkError.
 from __future__ import annotations
 
 import _thread
-import os
+import posix
 
 from . import _lib, errors
 
@@ -139,8 +139,8 @@ def _before_fork() -> None:
 
 _ready = False  # _before_fork called flagshim_ready
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork)
+if hasattr(posix, "register_at_fork"):  # os's, without importing os (issue 40)
+    posix.register_at_fork(before=_before_fork)
 
 
 def view(context: str) -> View:

@@ -6,15 +6,16 @@ section's entries are read; nothing is mapped or run."""
 
 from __future__ import annotations
 
-import os
-import struct
+import posix
 import sys
 
 # typing is for type checkers only (issue 40: a host's start); the machine
-# is os.uname's (what platform.machine() returns, without importing platform).
+# is uname's (what platform.machine() returns, without importing platform),
+# from posix, os's C part: os and struct cost a host's start too (issue 40),
+# so the fields are read with int.from_bytes.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Optional
+    from typing import Callable, List, Optional, Tuple
 
 # ELF: the identification's offsets and values, e_type ET_DYN, and names of
 # the types and machines a message may show.
@@ -37,6 +38,18 @@ _DT_NULL, _DT_FLAGS_1, _DF_1_PIE = 0, 0x6FFFFFFB, 0x08000000
 _MAX_DYN_ENTRIES = 1 << 16
 
 
+def _fields(b: bytes, off: int, sizes: Tuple[int, ...], order: str) -> List[int]:
+    """The unsigned fields of sizes bytes each, one after the other from off
+    in b, in byte order order ("little" or "big"): struct.unpack's answer for
+    a format of H, I and Q with no padding. b holds them all (the callers
+    check its length first)."""
+    out = []
+    for n in sizes:
+        out.append(int.from_bytes(b[off:off + n], order))
+        off += n
+    return out
+
+
 def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[str]:
     """Why a file of size bytes whose first 64 are head, the rest read with
     read(offset, n), is not a well-formed ELF shared object for this
@@ -45,9 +58,9 @@ def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[s
     the program and section header tables and every segment lie inside the
     file, that one segment at least is loadable, and that the dynamic
     section does not mark a position-independent executable (DF_1_PIE)."""
-    bits = struct.calcsize("P") * 8
+    bits = 64 if sys.maxsize > 2**32 else 32  # the pointer's size
     host_class, host_data = (2 if bits == 64 else 1), (1 if sys.byteorder == "little" else 2)
-    host_em = _HOST_EM.get(os.uname().machine.lower()) if bits == 64 else None
+    host_em = _HOST_EM.get(posix.uname().machine.lower()) if bits == 64 else None
     ehdr, phent, shent = (64, 56, 64) if host_class == 2 else (52, 32, 40)
     if size < 16 or len(head) < 16:
         return f"{size} bytes, too short for an ELF header (truncated?)"
@@ -62,14 +75,14 @@ def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[s
         return f"ELF version {head[6]}, want EV_CURRENT (1)"
     if len(head) < ehdr:
         return f"{size} bytes, too short for an ELF header (truncated?)"
-    order = "<" if host_data == 1 else ">"
-    word = "Q" if host_class == 2 else "I"
-    (typ, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = struct.unpack(
-        f"{order}HHI{word}{word}{word}IHHHHHH", head[16:ehdr])
+    order = sys.byteorder  # host_data's
+    word = 8 if host_class == 2 else 4
+    (typ, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = _fields(
+        head, 16, (2, 2, 4, word, word, word, 4, 2, 2, 2, 2, 2, 2), order)
     if typ != 3:
         return f"ELF type {_ET.get(typ, typ)}, not a shared library (ET_DYN)"
     if host_em is not None and machine != host_em:
-        return (f"built for {_EM.get(machine, machine)}, but this process ({os.uname().machine}) runs on "
+        return (f"built for {_EM.get(machine, machine)}, but this process ({posix.uname().machine}) runs on "
                 f"{_EM[host_em]}")
     if phnum == 0:
         return "no program headers"
@@ -99,9 +112,9 @@ def _segments(read: Callable[[int, int], bytes], size: int, order: str, wide: bo
     for i in range(phnum):
         e = table[i * phent:(i + 1) * phent]
         if wide:
-            typ, _, off, _, _, filesz = struct.unpack(f"{order}IIQQQQ", e[:40])
+            typ, _, off, _, _, filesz = _fields(e, 0, (4, 4, 8, 8, 8, 8), order)
         else:
-            typ, off, _, _, filesz = struct.unpack(f"{order}IIIII", e[:20])
+            typ, off, _, _, filesz = _fields(e, 0, (4, 4, 4, 4, 4), order)
         if off > size or filesz > size - off:
             return (f"segment {i} ({_PT.get(typ, hex(typ))}) covers [{off:#x}, {off:#x}+{filesz:#x}) of the "
                     f"file, which has {size} bytes: truncated or corrupt")
@@ -119,9 +132,9 @@ def _dyn_flags1(read: Callable[[int, int], bytes], order: str, wide: bool, off: 
     at most _MAX_DYN_ENTRIES entries."""
     ent = 16 if wide else 8
     buf = read(off, min(filesz // ent, _MAX_DYN_ENTRIES) * ent)
-    fmt = f"{order}{'QQ' if wide else 'II'}"
+    half = ent // 2
     for i in range(len(buf) // ent):
-        tag, val = struct.unpack(fmt, buf[i * ent:(i + 1) * ent])
+        tag, val = _fields(buf, i * ent, (half, half), order)
         if tag == _DT_NULL:
             return 0
         if tag == _DT_FLAGS_1:

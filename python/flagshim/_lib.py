@@ -24,7 +24,8 @@ into ForkError too.
 
 from __future__ import annotations
 
-import os
+import posix
+import sys
 
 import _ctypes
 
@@ -48,15 +49,46 @@ def find() -> str:
     """The path of the library to load: ``$FLAGSHIM_LIBRARY``, else
     ``libflagshim.so`` beside this package. An empty variable counts as
     unset. Raises LibraryError for a relative path."""
-    env = os.environ.get(LIBRARY_ENV, "")
+    env = _getenv(LIBRARY_ENV)
     if env:
-        if not os.path.isabs(env):
+        if not env.startswith("/"):  # os.path.isabs
             raise errors.LibraryError(
                 f"{LIBRARY_ENV}={env!r} is not an absolute path: set {LIBRARY_ENV} to the absolute "
                 f"path of a built {LIBRARY_NAME}, or unset it to use the one beside the package"
             )
         return env
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+    here = __file__
+    if not _normal(here):
+        import os.path  # here: only for a path that is not absolute and normal already
+
+        here = os.path.abspath(here)
+    folder = here[: here.rindex("/")] or "/"  # os.path.dirname of a normal absolute path
+    return folder + LIBRARY_NAME if folder == "/" else folder + "/" + LIBRARY_NAME
+
+
+# os is not imported (with _collections_abc, posixpath and stat it was 1.1
+# ms of a 2-core machine's import, a host's start, issue 40): its functions
+# come from posix, its C part, and paths are joined as strings.
+
+
+def _getenv(name: str) -> str:
+    """os.environ.get(name, ""): os.environ's answer where os is loaded (it
+    sees what this process set there), else the process's environment as
+    posix.environ holds it (bytes), decoded as os.environ decodes it."""
+    os = sys.modules.get("os")
+    if os is not None:
+        return os.environ.get(name, "")
+    value = posix.environ.get(name.encode(sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()))
+    if value is None:
+        return ""
+    return value.decode(sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
+
+
+def _normal(path: str) -> bool:
+    """Whether path is absolute and os.path.abspath leaves it as it is: one
+    leading slash, no empty, "." or ".." component, no trailing slash."""
+    return path.startswith("/") and not path.startswith("//") and all(
+        c not in ("", ".", "..") for c in path[1:].split("/"))
 
 
 def check(path: str) -> str:
@@ -237,9 +269,9 @@ def _load(path: str, handle: int) -> tuple:
         rc = lib.flagshim_ready()
         if rc != 0:
             raise errors.LibraryError(f"flagshim: {path}: flagshim_ready returned {rc}, not 0")
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=_after_fork_in_child)
-    return lib, path, abi, os.getpid()
+    if hasattr(posix, "register_at_fork"):
+        posix.register_at_fork(after_in_child=_after_fork_in_child)
+    return lib, path, abi, posix.getpid()
 
 
 _LIB, PATH, ABI, _PID = _load(_PATH, _HANDLE)
@@ -249,7 +281,7 @@ def forked() -> bool:
     """Whether this process is the child of a fork made after the library was
     loaded: by os.fork (its after-fork hook), or by anyone (the process id is
     not the one that loaded it)."""
-    return _forked or os.getpid() != _PID
+    return _forked or posix.getpid() != _PID
 
 
 def get() -> Library:

@@ -20,9 +20,7 @@ and the fix.
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
+import posix
 
 # typing is for type checkers only: importing it costs a host's start (issue 40).
 TYPE_CHECKING = False
@@ -30,6 +28,24 @@ if TYPE_CHECKING:
     from typing import Callable, List, NoReturn, Optional
 
 from . import _elf, errors
+
+
+# The file's type and permission bits of st_mode, as POSIX <sys/stat.h>
+# defines them (the stat module's values; os and stat are not imported, a
+# host's start, issue 40): os's functions come from posix, its C part.
+S_IFMT = 0o170000  # the type's bits
+S_IFDIR = 0o040000  # a directory
+S_IFREG = 0o100000  # a regular file
+S_IFLNK = 0o120000  # a symbolic link
+S_IWGRP = 0o020  # the group may write
+S_IWOTH = 0o002  # others may write
+S_ISVTX = 0o1000  # sticky: only an entry's owner may replace it
+_PERM = 0o7777  # the permission bits (stat.S_IMODE)
+
+
+def _is(mode: int, kind: int) -> bool:
+    """Whether st_mode mode is of type kind (stat.S_ISDIR's S_IFDIR...)."""
+    return mode & S_IFMT == kind
 
 
 def _refuse(path: str, why: str) -> NoReturn:
@@ -130,23 +146,23 @@ def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -
     def fail(why: str) -> NoReturn:
         _refuse(path, why + (f" (checking {path} via {', '.join(hops)})" if hops else ""))
 
-    def kind(st: os.stat_result) -> str:
-        return "folder" if stat.S_ISDIR(st.st_mode) else "symlink" if stat.S_ISLNK(st.st_mode) else "file"
+    def kind(st: posix.stat_result) -> str:
+        return "folder" if _is(st.st_mode, S_IFDIR) else "symlink" if _is(st.st_mode, S_IFLNK) else "file"
 
-    def writers(st: os.stat_result) -> str:
-        if st.st_mode & stat.S_IWOTH:
+    def writers(st: posix.stat_result) -> str:
+        if st.st_mode & S_IWOTH:
             return "anyone"
-        if st.st_mode & stat.S_IWGRP and st.st_gid != 0 and not (private and private(st.st_gid, st.st_uid)):
+        if st.st_mode & S_IWGRP and st.st_gid != 0 and not (private and private(st.st_gid, st.st_uid)):
             return f"group {st.st_gid}"
         return ""
 
-    def component(p: str) -> os.stat_result:
+    def component(p: str) -> posix.stat_result:
         try:
-            return os.lstat(p)
+            return posix.lstat(p)
         except OSError as e:
             fail(f"cannot check {p}: {e.strerror or e}")
 
-    def owner(p: str, st: os.stat_result) -> None:
+    def owner(p: str, st: posix.stat_result) -> None:
         if st.st_uid not in (0, euid):
             fail(f"{kind(st)} {p} belongs to uid {st.st_uid}, neither root nor this process's user (uid {euid}), "
                  f"who can replace it: chown root {p}, or move the library to a folder only root can write")
@@ -165,26 +181,28 @@ def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -
                 stack.pop()
             continue
         parent, pst = stack[-1]
-        if not stat.S_ISDIR(pst.st_mode):
+        if not _is(pst.st_mode, S_IFDIR):
             fail(f"{parent} is a {kind(pst)}, not a folder")
         p = parent + name if parent == "/" else parent + "/" + name
         st = component(p)
         w = writers(pst)
-        mode = _mode(stat.S_IMODE(pst.st_mode))
-        if w and not pst.st_mode & stat.S_ISVTX:
+        mode = _mode(pst.st_mode & _PERM)
+        if w and not pst.st_mode & S_ISVTX:
             fail(f"folder {parent} (mode {mode}) is writable by {w}, who can replace what it holds: {_fix_write(parent, w)}")
         if w and st.st_uid not in (0, euid):
             fail(f"folder {parent} (mode {mode}) is writable by {w} and sticky, but its entry {p} belongs to uid "
                  f"{st.st_uid}, neither root nor this process's user (uid {euid}), who can replace it: move the "
                  "library to a folder only root can write")
         owner(p, st)
-        if not stat.S_ISLNK(st.st_mode):
+        if not _is(st.st_mode, S_IFLNK):
             stack.append((p, st))
             continue
         if len(hops) >= _MAX_HOPS:
-            fail(f"more than {_MAX_HOPS} symbolic links (a loop?): {os.strerror(errno.ELOOP)}")
+            import errno  # here: a refusal's, not every import's
+
+            fail(f"more than {_MAX_HOPS} symbolic links (a loop?): {posix.strerror(errno.ELOOP)}")
         try:
-            target = os.readlink(p)
+            target = posix.readlink(p)
         except OSError as e:
             fail(f"cannot read the symlink {p}: {e.strerror or e}")
         if not target or "\0" in target:
@@ -198,7 +216,7 @@ def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -
         fail(f"{path} resolves to /, not a library file")
     w = writers(st)
     if w:
-        fail(f"{kind(st)} {last} (mode {_mode(stat.S_IMODE(st.st_mode))}) is writable by {w}: {_fix_write(last, w)}")
+        fail(f"{kind(st)} {last} (mode {_mode(st.st_mode & _PERM)}) is writable by {w}: {_fix_write(last, w)}")
     return last
 
 
@@ -207,27 +225,27 @@ def _check_elf(shown: str, real: str) -> None:
     shared object for this process (_elf.why says what that takes), read
     through one descriptor opened without following links."""
     try:
-        st = os.lstat(real)
+        st = posix.lstat(real)
     except OSError as e:
         _refuse(shown, f"cannot check {real}: {e.strerror or e}")
-    if not stat.S_ISREG(st.st_mode):
+    if not _is(st.st_mode, S_IFREG):
         _refuse(shown, f"{real} is not a regular file (mode {_mode(st.st_mode)}); point to the library file itself")
     try:
         # O_NONBLOCK: a FIFO swapped in since the lstat still opens at once.
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = posix.open(real, posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC)
     except OSError as e:
         _refuse(shown, f"cannot open {real}: {e.strerror or e}")
     try:
-        fst = os.fstat(fd)
-        if not stat.S_ISREG(fst.st_mode):
+        fst = posix.fstat(fd)
+        if not _is(fst.st_mode, S_IFREG):
             _refuse(shown, f"{real} is not a regular file (mode {_mode(fst.st_mode)})")
         size = fst.st_size
-        head = os.pread(fd, 64, 0)
-        w = _elf.why(head, size, lambda off, n: os.pread(fd, n, off))
+        head = posix.pread(fd, 64, 0)
+        w = _elf.why(head, size, lambda off, n: posix.pread(fd, n, off))
     except OSError as e:
         _refuse(shown, f"cannot read {real}: {e.strerror or e}")
     finally:
-        os.close(fd)
+        posix.close(fd)
     if w:
         _refuse(shown, f"{w}; reinstall the library (or point to the right file)")
 
@@ -238,15 +256,17 @@ def check(path: str, hint: str) -> str:
     not; hint says how to get the file where it is missing."""
     try:
         if path.startswith("/") and "\0" not in path:
-            os.stat(path)
+            posix.stat(path)
     except FileNotFoundError:
+        import os.path  # here: a refusal's, not every import's
+
         real = os.path.realpath(path)
         if path == real:
             raise errors.LibraryError(f"flagshim: {path} not found: {hint}") from None
         raise errors.LibraryError(f"flagshim: {path} (-> {real}) not found: {hint}") from None
     except OSError:
         pass  # a link loop, say: the walk says what is wrong
-    euid = os.geteuid()
+    euid = posix.geteuid()
     real = _walk(path, euid, _host_private_group(euid))
     _check_elf(path if path == real else f"{path} (-> {real})", real)
     return real
