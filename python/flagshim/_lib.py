@@ -72,16 +72,11 @@ def find() -> str:
 
 
 def _getenv(name: str) -> str:
-    """os.environ.get(name, ""): os.environ's answer where os is loaded (it
-    sees what this process set there), else the process's environment as
-    posix.environ holds it (bytes), decoded as os.environ decodes it."""
-    os = sys.modules.get("os")
-    if os is not None:
-        return os.environ.get(name, "")
-    value = posix.environ.get(name.encode(sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()))
-    if value is None:
-        return ""
-    return value.decode(sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
+    """os.environ.get(name, ""), without os: on POSIX os.environ keeps its
+    items in posix.environ (bytes, what this process set there included),
+    and decodes them so."""
+    value = posix.environ.get(name.encode(sys.getfilesystemencoding(), "surrogateescape"))
+    return "" if value is None else value.decode(sys.getfilesystemencoding(), "surrogateescape")
 
 
 def _normal(path: str) -> bool:

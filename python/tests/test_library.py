@@ -444,11 +444,13 @@ if __name__ == "__main__":
 class TestImportCost(unittest.TestCase):
     """import flagshim stays cheap for the host that pays it at its start
     (issue 40: json, re, enum and typing were most of the package's import
-    time, then ctypes): the modules the package imports are the ones it
-    needs to load the library (_ctypes, not ctypes). Its functions import what they use (json in info()) when
+    time, then ctypes, then os and struct): the modules the package imports
+    are the ones it needs to load the library (_ctypes, not ctypes; posix,
+    not os). Its functions import what they use (json in info()) when
     called."""
 
     HEAVY = ("json", "re", "enum", "typing", "platform", "threading", "importlib", "collections", "ctypes",
+             "os", "posixpath", "stat", "struct", "errno",
              "flagshim.nvshmem", "flagshim.triton", "flagshim.devices")
 
     def test_import_loads_no_heavy_module(self):
@@ -457,6 +459,7 @@ class TestImportCost(unittest.TestCase):
             "import flagshim\n"
             f"print(','.join(m for m in {self.HEAVY!r} if m in sys.modules))\n"
             "flagshim.resolve('cpu')\n"  # the first answer imports nothing heavy either
+            "flagshim.resolve('cuda:0')\n"
             f"print(','.join(m for m in {self.HEAVY!r} if m in sys.modules))\n"
             # the submodules load on first use, after a plain import flagshim
             "print(flagshim.nvshmem.enable.__module__, flagshim.triton.install.__module__)\n"
@@ -466,6 +469,24 @@ class TestImportCost(unittest.TestCase):
         self.assertEqual(0, p.returncode, p.stderr)
         self.assertEqual(["", "", "flagshim.nvshmem flagshim.triton"], p.stdout.splitlines(),
                          "modules imported by import flagshim, then by resolve; then the submodules on first use")
+
+    def test_library_set_in_os_environ(self):
+        # The package reads the environment without os (posix.environ): a
+        # host that set FLAGSHIM_LIBRARY in os.environ before the import is
+        # heard, as when the package read os.environ.
+        lib = support.library(self)
+        env = support.scenario_env(self, support.no_libraries())
+        env["FLAGSHIM_LIBRARY"] = "relative/libflagshim.so"  # refused, were it read
+        code = (
+            "import os, sys\n"
+            f"os.environ['FLAGSHIM_LIBRARY'] = {lib!r}\n"
+            "import flagshim\n"
+            "print(flagshim.library_path() == os.path.realpath(os.environ['FLAGSHIM_LIBRARY']))\n"
+        )
+        p = subprocess.run(support.PYTHON + ["-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=support.TIMEOUT)
+        self.assertEqual(0, p.returncode, p.stderr)
+        self.assertEqual("True", p.stdout.strip())
 
     def test_info_still_parses(self):
         code = "import flagshim\nprint(sorted(flagshim.info())[:2])\n"
