@@ -38,9 +38,9 @@ raise :class:`ForkError`). Every call that needs the library
 the parent, or start workers with ``spawn``.
 """
 
-from __future__ import annotations
-
 # typing is for type checkers only: importing it costs a host's start (issue 40).
+# The annotations that name its types are strings: `from __future__ import
+# annotations` would cost an import of __future__ (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
@@ -104,7 +104,7 @@ def library_path() -> str:
     return _lib.PATH
 
 
-def abi_version() -> Tuple[int, int]:
+def abi_version() -> "Tuple[int, int]":
     """The loaded library's C ABI version, ``(major, minor)``
     (``flagshim_abi_version``, ``flagshim.h``). The import refuses, with
     :class:`LibraryError`, a library whose major this package does not know."""
@@ -116,7 +116,7 @@ def abi_version() -> Tuple[int, int]:
 MAX_DEVICE_STRING = 1024
 
 
-def _device_string(device: Any, name: str) -> Tuple[str, bytes, str]:
+def _device_string(device: "Any", name: str) -> "Tuple[str, bytes, str]":
     """device checked as a device string: (the plain str, its UTF-8, the
     context for messages, "name('cuda:1')"). Anything else raises a
     DeviceError: NotADeviceString for what is not a str."""
@@ -180,7 +180,7 @@ def alias_active() -> bool:
     return rc == 1
 
 
-def info() -> Dict[str, Any]:
+def info() -> "Dict[str, Any]":
     """What ``flagshim info --json`` prints for this process, as a dict: the
     probe tier, the alias decision, every backend and its devices, the probes,
     the init phases and the environment (``docs/json.md`` documents every
@@ -200,7 +200,7 @@ def info() -> Dict[str, Any]:
     return json.loads(answer)
 
 
-def _served(device_type: Any, name: str) -> Tuple[Optional[_decided.Backend], _decided.View]:
+def _served(device_type: "Any", name: str) -> "Tuple[Optional[_decided.Backend], _decided.View]":
     """The backend that serves device_type here, following the alias as
     resolve does (None where no backend answers for it), and the view."""
     s, arg, context = _device_string(device_type, name)
@@ -237,7 +237,7 @@ def device_count(type: str = "cuda") -> int:  # noqa: A002
     return b.devices if b is not None and b.available else 0
 
 
-def current_vendor() -> Optional[str]:
+def current_vendor() -> "Optional[str]":
     """The vendor whose devices serve ``cuda`` now: ``"NVIDIA"`` with a usable
     CUDA runtime, ``"Moore Threads"`` where cuda means flagos and flagos routes
     to MUSA, ...; None where cuda has no device.
@@ -254,7 +254,7 @@ def current_vendor() -> Optional[str]:
     return routed.vendor if routed is not None else None
 
 
-def _handle(module: Any, context: str) -> int:
+def _handle(module: "Any", context: str) -> int:
     """module as a nonzero 64-bit handle: an int, or an object with __int__
     (cuda-python's CUmodule)."""
     if isinstance(module, bool) or isinstance(module, (str, bytes, float)):
@@ -268,7 +268,7 @@ def _handle(module: Any, context: str) -> int:
     return h
 
 
-def _backend(backend: Any, context: str) -> bytes:
+def _backend(backend: "Any", context: str) -> bytes:
     if not issubclass(type(backend), str):
         raise TypeError(f"{context}: backend must be a str, not {type(backend).__name__}")
     backend = str.__str__(backend)
@@ -280,7 +280,7 @@ def _backend(backend: Any, context: str) -> bytes:
         raise BackendError(f"{context}: not a backend name: character {e.start} cannot be encoded ({e.reason})") from None
 
 
-def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
+def module_loaded(module: "Any", backend: str = "cuda") -> "List[str]":
     """Runs flagshim's module hooks on a module another loader of this
     process loaded (Triton, CuPy, cuda-python, a C++ runtime) and returns the
     names of the hooks that ran (``[]`` when none did).
@@ -308,7 +308,7 @@ def module_loaded(module: Any, backend: str = "cuda") -> List[str]:
     return names.split(",") if names else []
 
 
-def module_unloading(module: Any, backend: str = "cuda") -> None:
+def module_unloading(module: "Any", backend: str = "cuda") -> None:
     """Finalizes, in reverse order, the hooks :func:`module_loaded` applied to
     module; call it before unloading the module. A module no hook ran on
     needs no call (it does nothing).
@@ -338,7 +338,7 @@ _DEVICE_NAMES = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     if name in _DEVICE_NAMES:
         from . import devices
 
@@ -355,7 +355,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'flagshim' has no attribute {name!r}")
 
 
-def select_env(type: str, devices: Any) -> Dict[str, str]:
+def select_env(type: str, devices: "Any") -> "Dict[str, str]":
     """The environment variables that make exactly ``devices`` visible, in
     that order, to a child process of the runtime behind device type
     ``type`` (``"cuda"``, ``"hip"``, ``"npu"``, ...; where cuda means flagos,
@@ -384,7 +384,7 @@ def select_env(type: str, devices: Any) -> Dict[str, str]:
     return select_info(type, devices)["env"]
 
 
-def select_info(type: str, devices: Any) -> Dict[str, Any]:
+def select_info(type: str, devices: "Any") -> "Dict[str, Any]":
     """:func:`select_env`'s whole answer, the object ``flagshim select
     --json`` prints: ``type``, ``runtime``, ``env``, ``settings`` (in the
     order to set them), ``devices`` (what each device given named, with the

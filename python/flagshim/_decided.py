@@ -26,8 +26,6 @@ before (any :func:`flagshim.info`, a hook's), else raises ForkError.
 :func:`parse` is the Go parser's rule (``device/parse.go``) over that table.
 """
 
-from __future__ import annotations
-
 import _thread
 import posix
 
@@ -35,6 +33,8 @@ from . import _lib, errors
 
 # typing is for type checkers only, json and re are imported where they are
 # used: at import they are most of the package's import time (issue 40).
+# The annotations that name its types are strings: `from __future__ import
+# annotations` would cost an import of __future__ (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 _lock = _thread.allocate_lock()
 # flagshim_info_json's text, or None: written under _lock (or by keep),
 # read without it.
-_text: Optional[str] = None
-_view: Optional[Tuple[str, "View"]] = None  # the view of a text: (text, view)
+_text: "Optional[str]" = None
+_view: "Optional[Tuple[str, View]]" = None  # the view of a text: (text, view)
 
 
 # The first buffer _read hands flagshim_info_json (bytes).
@@ -56,13 +56,13 @@ class Backend(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, type: str, available: bool, devices: int, vendor: Optional[str], routes_to: str) -> "Backend":
+    def __new__(cls, type: str, available: bool, devices: int, vendor: "Optional[str]", routes_to: str) -> "Backend":
         return tuple.__new__(cls, (type, available, devices, vendor, routes_to))
 
     type: str = property(lambda self: self[0])  # type: ignore[assignment]
     available: bool = property(lambda self: self[1])  # type: ignore[assignment]
     devices: int = property(lambda self: self[2])  # type: ignore[assignment]
-    vendor: Optional[str] = property(lambda self: self[3])  # type: ignore[assignment]  # its first device's, None when it has none
+    vendor: "Optional[str]" = property(lambda self: self[3])  # type: ignore[assignment]  # its first device's, None when it has none
     routes_to: str = property(lambda self: self[4])  # type: ignore[assignment]
 
 
@@ -72,16 +72,16 @@ class View(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, alias_active: bool, aliases: Dict[str, str], backends: Dict[str, Backend], known: List[str]) -> "View":
+    def __new__(cls, alias_active: bool, aliases: "Dict[str, str]", backends: "Dict[str, Backend]", known: "List[str]") -> "View":
         return tuple.__new__(cls, (alias_active, aliases, backends, known))
 
     alias_active: bool = property(lambda self: self[0])  # type: ignore[assignment]
-    aliases: Dict[str, str] = property(lambda self: self[1])  # type: ignore[assignment]  # the active alias: {"cuda": "flagos"}, or {}
-    backends: Dict[str, Backend] = property(lambda self: self[2])  # type: ignore[assignment]
-    known: List[str] = property(lambda self: self[3])  # type: ignore[assignment]  # backends and alias sources, sorted
+    aliases: "Dict[str, str]" = property(lambda self: self[1])  # type: ignore[assignment]  # the active alias: {"cuda": "flagos"}, or {}
+    backends: "Dict[str, Backend]" = property(lambda self: self[2])  # type: ignore[assignment]
+    known: "List[str]" = property(lambda self: self[3])  # type: ignore[assignment]  # backends and alias sources, sorted
 
 
-def _read(context: str) -> Optional[str]:
+def _read(context: str) -> "Optional[str]":
     """The library's info answer: through Go in this process; in a forked
     child, the parent's copy, with plain C (None where the parent took
     none: FLAGSHIM_EFORK)."""
@@ -143,7 +143,7 @@ if hasattr(posix, "register_at_fork"):  # os's, without importing os (issue 40)
     posix.register_at_fork(before=_before_fork)
 
 
-def view(context: str) -> View:
+def view(context: str) -> "View":
     """The view of what this process decided. In a forked child without one
     (the parent never ran Init), ForkError; where Init failed, its InitError."""
     global _view, _text
@@ -184,7 +184,7 @@ def view(context: str) -> View:
     return v
 
 
-def info(context: str) -> Dict[str, Any]:
+def info(context: str) -> "Dict[str, Any]":
     """A fresh copy of the info answer kept."""
     view(context)  # raises where there is none
     import json
@@ -212,7 +212,7 @@ def _go_quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
-def parse(s: str, v: View) -> str:
+def parse(s: str, v: "View") -> str:
     """What device string s means under v, as device.Registry.Parse answers:
     "type" or "type:index" after the alias. DeviceError otherwise."""
     typ, colon, num = s.partition(":")

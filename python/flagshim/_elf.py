@@ -4,8 +4,6 @@ is a well-formed shared object of this process's class, byte order and
 machine. Only the headers, the program header table and the dynamic
 section's entries are read; nothing is mapped or run."""
 
-from __future__ import annotations
-
 import posix
 import sys
 
@@ -13,6 +11,8 @@ import sys
 # is uname's (what platform.machine() returns, without importing platform),
 # from posix, os's C part: os and struct cost a host's start too (issue 40),
 # so the fields are read with int.from_bytes.
+# The annotations that name its types are strings: `from __future__ import
+# annotations` would cost an import of __future__ (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, List, Optional, Tuple
@@ -38,7 +38,7 @@ _DT_NULL, _DT_FLAGS_1, _DF_1_PIE = 0, 0x6FFFFFFB, 0x08000000
 _MAX_DYN_ENTRIES = 1 << 16
 
 
-def _fields(b: bytes, off: int, sizes: Tuple[int, ...], order: str) -> List[int]:
+def _fields(b: bytes, off: int, sizes: "Tuple[int, ...]", order: str) -> "List[int]":
     """The unsigned fields of sizes bytes each, one after the other from off
     in b, in byte order order ("little" or "big"): struct.unpack's answer for
     a format of H, I and Q with no padding. b holds them all (the callers
@@ -50,7 +50,7 @@ def _fields(b: bytes, off: int, sizes: Tuple[int, ...], order: str) -> List[int]
     return out
 
 
-def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[str]:
+def why(head: bytes, size: int, read: "Callable[[int, int], bytes]") -> "Optional[str]":
     """Why a file of size bytes whose first 64 are head, the rest read with
     read(offset, n), is not a well-formed ELF shared object for this
     process; None when it is. It checks the identification (magic, class,
@@ -101,8 +101,8 @@ def why(head: bytes, size: int, read: Callable[[int, int], bytes]) -> Optional[s
     return _segments(read, size, order, host_class == 2, phoff, phnum, phent)
 
 
-def _segments(read: Callable[[int, int], bytes], size: int, order: str, wide: bool, phoff: int, phnum: int,
-              phent: int) -> Optional[str]:
+def _segments(read: "Callable[[int, int], bytes]", size: int, order: str, wide: bool, phoff: int, phnum: int,
+              phent: int) -> "Optional[str]":
     """Why the program headers (phnum of phent bytes at phoff; wide: ELF64)
     do not describe a shared library inside the file; None when they do."""
     table = read(phoff, phnum * phent)
@@ -127,7 +127,7 @@ def _segments(read: Callable[[int, int], bytes], size: int, order: str, wide: bo
     return None
 
 
-def _dyn_flags1(read: Callable[[int, int], bytes], order: str, wide: bool, off: int, filesz: int) -> int:
+def _dyn_flags1(read: "Callable[[int, int], bytes]", order: str, wide: bool, off: int, filesz: int) -> int:
     """DT_FLAGS_1 of the PT_DYNAMIC segment at off (0 when absent), reading
     at most _MAX_DYN_ENTRIES entries."""
     ent = 16 if wide else 8

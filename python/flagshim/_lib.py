@@ -22,14 +22,14 @@ itself answers ``FLAGSHIM_EFORK`` in such a child, which :func:`fail` turns
 into ForkError too.
 """
 
-from __future__ import annotations
-
 import posix
 import sys
 
 import _ctypes
 
 # typing is for type checkers only: importing it costs a host's start (issue 40).
+# The annotations that name its types are strings: `from __future__ import
+# annotations` would cost an import of __future__ (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, NoReturn, Optional, Tuple
@@ -152,12 +152,12 @@ class Library:
     def __repr__(self) -> str:
         return f"<flagshim library {self._name!r}, handle {self._handle:#x}>"
 
-    def function(self, name: str) -> _Function:
+    def function(self, name: str) -> "_Function":
         """The library's function name; AttributeError where it lacks it."""
         return _Function((name, self))
 
 
-def buffer(size: int) -> _ctypes.Array:
+def buffer(size: int) -> "_ctypes.Array":
     """A zeroed buffer of size bytes (ctypes.create_string_buffer(size)):
     .raw and .value read it."""
     return (c_char * size)()
@@ -204,7 +204,7 @@ FORK_MESSAGE = (
 )
 
 
-def _bind(path: str, handle: int) -> Tuple[Library, Tuple[int, int]]:
+def _bind(path: str, handle: int) -> "Tuple[Library, Tuple[int, int]]":
     """Wraps the library loaded from path (handle, _open's), checks its ABI
     major, binds every function; returns the library and its ABI version
     (major, minor)."""
@@ -244,7 +244,7 @@ used = False
 #: Init's failure in this process, (code, message, cause), once a call got
 #: FLAGSHIM_EINIT; None before (flagshim._decided raises it for the answers
 #: it derives, in a forked child too).
-init_error: Optional[Tuple[int, str, str]] = None
+init_error: "Optional[Tuple[int, str, str]]" = None
 
 
 def _after_fork_in_child() -> None:
@@ -279,7 +279,7 @@ def forked() -> bool:
     return _forked or posix.getpid() != _PID
 
 
-def get() -> Library:
+def get() -> "Library":
     """The loaded library; ForkError in the child of a fork."""
     global used
     if forked():
@@ -321,7 +321,7 @@ def clean(cause: str) -> str:
     return _inner_prefix.sub("", cause)
 
 
-def fail(code: int, context: str, make: Optional[Callable[[int, str, str], errors.Error]] = None) -> NoReturn:
+def fail(code: int, context: str, make: "Optional[Callable[[int, str, str], errors.Error]]" = None) -> "NoReturn":
     """Raises the exception for the library's negative code, its message
     "context: <the library's message>", context being the call
     ("flagshim.resolve('cuda:1')"): the one prefix of the message (see
@@ -342,7 +342,7 @@ def fail(code: int, context: str, make: Optional[Callable[[int, str, str], error
     raise (make or errors.from_code)(code, message, cause)
 
 
-def text(call: Callable[[Optional[_ctypes.Array], int], int], context: str, size: int = 64, make=None) -> str:
+def text(call: "Callable[[Optional[_ctypes.Array], int], int]", context: str, size: int = 64, make=None) -> str:
     """Runs call(buf, len) under the size protocol of flagshim.h and returns
     the answer, starting with a buffer of size bytes: on FLAGSHIM_ERANGE it
     doubles the buffer and calls again. Another negative code raises (see
@@ -357,7 +357,7 @@ def text(call: Callable[[Optional[_ctypes.Array], int], int], context: str, size
         size *= 2
 
 
-def require(name: str, context: str) -> Library:
+def require(name: str, context: str) -> "Library":
     """The loaded library (get()), which must have name, a function added
     after ABI 1.0; LibraryError where it is older."""
     lib = get()

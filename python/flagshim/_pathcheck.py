@@ -18,11 +18,11 @@ Anything else is refused with a LibraryError naming the component at fault
 and the fix.
 """
 
-from __future__ import annotations
-
 import posix
 
 # typing is for type checkers only: importing it costs a host's start (issue 40).
+# The annotations that name its types are strings: `from __future__ import
+# annotations` would cost an import of __future__ (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, List, NoReturn, Optional
@@ -48,7 +48,7 @@ def _is(mode: int, kind: int) -> bool:
     return mode & S_IFMT == kind
 
 
-def _refuse(path: str, why: str) -> NoReturn:
+def _refuse(path: str, why: str) -> "NoReturn":
     raise errors.LibraryError(f"flagshim: refusing to load {path}: {why}")
 
 
@@ -77,7 +77,7 @@ def _private_group(gid: int, uid: int, passwd: str, group: str) -> bool:
     user or group they do not list), the group is not trusted
     (internal/dl/groups.go)."""
 
-    def uint32(s: str) -> Optional[int]:
+    def uint32(s: str) -> "Optional[int]":
         return int(s) if s.isascii() and s.isdigit() and int(s) < 1 << 32 else None
 
     users, groups = [], []  # (name, uid, gid), (gid, members)
@@ -106,13 +106,13 @@ def _private_group(gid: int, uid: int, passwd: str, group: str) -> bool:
     return bool(primary or members)
 
 
-def _host_private_group(euid: int) -> Callable[[int, int], bool]:
+def _host_private_group(euid: int) -> "Callable[[int, int], bool]":
     """_private_group by this host's /etc/passwd and /etc/group (never NSS),
     read on first need and only when both pass the chain check themselves,
     strictly: root and the user only, no group trusted."""
     cache: list = []
 
-    def read(p: str) -> Optional[str]:
+    def read(p: str) -> "Optional[str]":
         try:
             _walk(p, euid, None)
             with open(p, "rb") as f:
@@ -129,7 +129,7 @@ def _host_private_group(euid: int) -> Callable[[int, int], bool]:
     return private
 
 
-def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -> str:
+def _walk(path: str, euid: int, private: "Optional[Callable[[int, int], bool]]") -> str:
     """Checks that the file at path, every folder from / down to it and every
     hop of the symbolic links on the way belong to root or the effective user
     euid, and that nobody else may write them: not world-writable, not
@@ -143,26 +143,26 @@ def _walk(path: str, euid: int, private: Optional[Callable[[int, int], bool]]) -
     naming the component at fault (internal/dl/pathcheck.go's checkChain)."""
     hops: List[str] = []  # "link -> target" followed so far, for messages
 
-    def fail(why: str) -> NoReturn:
+    def fail(why: str) -> "NoReturn":
         _refuse(path, why + (f" (checking {path} via {', '.join(hops)})" if hops else ""))
 
-    def kind(st: posix.stat_result) -> str:
+    def kind(st: "posix.stat_result") -> str:
         return "folder" if _is(st.st_mode, S_IFDIR) else "symlink" if _is(st.st_mode, S_IFLNK) else "file"
 
-    def writers(st: posix.stat_result) -> str:
+    def writers(st: "posix.stat_result") -> str:
         if st.st_mode & S_IWOTH:
             return "anyone"
         if st.st_mode & S_IWGRP and st.st_gid != 0 and not (private and private(st.st_gid, st.st_uid)):
             return f"group {st.st_gid}"
         return ""
 
-    def component(p: str) -> posix.stat_result:
+    def component(p: str) -> "posix.stat_result":
         try:
             return posix.lstat(p)
         except OSError as e:
             fail(f"cannot check {p}: {e.strerror or e}")
 
-    def owner(p: str, st: posix.stat_result) -> None:
+    def owner(p: str, st: "posix.stat_result") -> None:
         if st.st_uid not in (0, euid):
             fail(f"{kind(st)} {p} belongs to uid {st.st_uid}, neither root nor this process's user (uid {euid}), "
                  f"who can replace it: chown root {p}, or move the library to a folder only root can write")

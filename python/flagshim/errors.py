@@ -6,9 +6,9 @@ the library's negative code (``FLAGSHIM_E*`` of ``flagshim.h``) in
 :attr:`Error.cause`; errors raised by the Python side have ``code`` ``None``.
 """
 
-from __future__ import annotations
-
 # typing is for type checkers only: importing it costs a host's start (issue 40).
+# The annotations that name its types are strings: `from __future__ import
+# annotations` would cost an import of __future__ (issue 40).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional
@@ -61,7 +61,7 @@ class Error(Exception):
             or a Python exception's text; ``""`` when there is none.
     """
 
-    def __init__(self, message: str, code: Optional[int] = None, cause: str = "") -> None:
+    def __init__(self, message: str, code: "Optional[int]" = None, cause: str = "") -> None:
         super().__init__(message)
         self.code = code
         self.cause = cause
@@ -144,7 +144,7 @@ _BY_CODE = {
 }
 
 
-def from_code(code: int, message: str, cause: str = "") -> Error:
+def from_code(code: int, message: str, cause: str = "") -> "Error":
     """The exception for the C library's negative ``code``: the matching
     subclass, or :class:`Error` for a code no caller should see (EINVAL,
     ERANGE, or one this package does not know)."""
