@@ -10,7 +10,10 @@ goes, and the goals:
   a C host's flagshim_resolve("cuda:0") (link, load, answer, exit)     <= 1.2 x nvidia-smi -L
 
 in the presence tier (FLAGOS_PROBE=presence, the C library's default).
-Without nvidia-smi (a machine with fakes) it prints the times alone.
+Without nvidia-smi (a machine with fakes) it prints the times alone. A
+"Python floor" row (python -S: _ctypes, dlopen, one flagshim_resolve, no
+package) shows how far the package is over the least a Python host does;
+it has no goal.
 
   scripts/cold-start.py [ROUNDS]     # from the repository root; ROUNDS defaults to 9
 
@@ -40,11 +43,28 @@ ENV = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
 # warm-up run writes its bytecode, as pip's install does).
 ENV.update({"FLAGOS_PROBE": "presence", "FLAGSHIM_LIBRARY": LIB, "PYTHONPATH": PKG})
 
+# The Python floor: the least a Python host of the C library does (no
+# flagshim package: no checks, no bindings but one): _ctypes, dlopen by the
+# absolute path, one flagshim_resolve through a _ctypes function pointer.
+# Printed beside the rest, with no goal of its own: how far the package is
+# over it.
+FLOOR = f"""import _ctypes
+class c_int(_ctypes._SimpleCData): _type_ = "i"
+class c_char(_ctypes._SimpleCData): _type_ = "c"
+class Function(_ctypes.CFuncPtr): _flags_, _restype_ = _ctypes.FUNCFLAG_CDECL, c_int
+resolve = Function(_ctypes.dlsym(_ctypes.dlopen({LIB!r}, _ctypes.RTLD_LOCAL), "flagshim_resolve"))
+buf = (c_char * 64)()
+n = resolve(b"cuda:0", buf, 64)
+if n < 0 or buf.value not in (b"cuda:0", b"flagos:0"):
+    raise SystemExit(f"flagshim_resolve: {{n}} {{buf.value!r}}")
+"""
+
 CMDS = [
     ("python -S -c pass", [PY, "-S", "-c", "pass"]),
     ("python -S: import flagshim", [PY, "-S", "-c", "import flagshim"]),
     ("python -S: import flagshim; resolve('cuda:0')", [PY, "-S", "-c", "import flagshim; flagshim.resolve('cuda:0')"]),
     ("C: flagshim_resolve(\"cuda:0\")", [CRESOLVE]),
+    ("Python floor: _ctypes, dlopen, flagshim_resolve", [PY, "-S", "-c", FLOOR]),
 ]
 SMI = shutil.which("nvidia-smi")
 if SMI:
@@ -76,7 +96,10 @@ def main():
         t = times[name]
         print(f"{name:48} {min(t):8.1f} {med[name]:8.1f} {max(t):8.1f}")
     interp, imp, res, c = (med[n] for n, _ in CMDS[:4])
+    floor = med[CMDS[4][0]]
     print(f"import flagshim over the interpreter: {imp - interp:.1f} ms; the first resolve over the import: {res - imp:.1f} ms")
+    print(f"the Python floor over the interpreter: {floor - interp:.1f} ms; import + resolve over the floor: "
+          f"{res - floor:.1f} ms (the package's checks, bindings and modules; no goal)")
     host = res - interp
     if SMI:
         smi = med["nvidia-smi -L"]
