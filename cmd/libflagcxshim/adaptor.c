@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/auxv.h>
 
@@ -24,12 +25,30 @@
  * setDevice. */
 static __thread int flagcxshim_dev;
 
+/* Set in the child of a fork made after the plugin was loaded (the child
+ * handler runs there with one thread). The Go runtime does not survive
+ * fork(): its other threads, locks and scheduler are a moment's copy of the
+ * parent's, and entering it may hang the child. So in a forked child no
+ * field enters Go, nor calls the driver on the parent's objects: each
+ * answers flagcxUnhandledDeviceError at once, and flagcxshim_last_error
+ * says why (libflagshim's entry points do the same). The fields that are
+ * plain C and touch no device (getDevice, a memset of host memory,
+ * launchDeviceFunc) still answer. */
+static volatile int flagcxshim_in_forked_child;
+static const char flagcxshim_fork_message[] =
+	"called in the child of a fork: the Go runtime inside the flagshim FlagCX plugin does not survive fork(), so no "
+	"device field runs in this process; use FlagCX in the parent, or start workers with exec or a spawn method";
+
+static void flagcxshim_fork_child(void) { flagcxshim_in_forked_child = 1; }
+
 #define DEV flagcxshim_dev
-/* R: a call into Go, counted (fast.h's GO). */
-#define R(x) ((flagcxResult_t)GO(x))
-/* FAST: a field served by a direct call (fast.c) when it can be. */
+/* R: a call into Go, counted (fast.h's GO); in a forked child, none. */
+#define R(x) (flagcxshim_in_forked_child ? flagcxUnhandledDeviceError : (flagcxResult_t)GO(x))
+/* FAST: a field served by a direct call (fast.c) when it can be; in a
+ * forked child, the answer at once. */
 #define FAST(call) \
 	do { \
+		if (flagcxshim_in_forked_child) return flagcxUnhandledDeviceError; \
 		flagcxResult_t fast_r; \
 		if (call) return fast_r; \
 	} while (0)
@@ -193,6 +212,7 @@ __attribute__((visibility("default"))) struct flagcxDeviceAdaptor_v1 flagcxDevic
  * program (the package's tests), the runtime starts only after the
  * constructors, so the program's constructor must not call Go. */
 __attribute__((constructor)) static void flagcxshim_load(void) {
+	pthread_atfork(NULL, NULL, flagcxshim_fork_child);
 	Dl_info self, exe;
 	if (dladdr(&flagcxDeviceAdaptorPlugin_v1, &self) && dladdr((void *)getauxval(AT_ENTRY), &exe) &&
 	    self.dli_fbase == exe.dli_fbase)
@@ -203,4 +223,13 @@ __attribute__((constructor)) static void flagcxshim_load(void) {
 /* flagcxshim_last_error writes the last failure's reason (flagshim's words)
  * into out, cut to len with its NUL, and returns its length: what FlagCX's
  * v1, without getLastError, cannot ask. */
-__attribute__((visibility("default"))) int flagcxshim_last_error(char *out, int len) { return flagcxshim_go_last_error(out, len); }
+__attribute__((visibility("default"))) int flagcxshim_last_error(char *out, int len) {
+	if (!flagcxshim_in_forked_child) return flagcxshim_go_last_error(out, len);
+	int n = (int)(sizeof flagcxshim_fork_message - 1);
+	if (out != NULL && len > 0) {
+		int k = n < len - 1 ? n : len - 1;
+		memcpy(out, flagcxshim_fork_message, (size_t)k);
+		out[k] = 0;
+	}
+	return n;
+}

@@ -87,6 +87,7 @@ func TestPluginOnFakes(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)
 			require.NoError(t, err, "the C test failed: %s", out)
+			assert.Contains(t, string(out), "ok forked child", "a forked child gets its answers without entering Go")
 			assert.Contains(t, string(out), "ok reloaded")
 		})
 	}

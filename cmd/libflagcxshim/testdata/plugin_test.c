@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef int res_t; /* flagcxResult_t: 0 success, 1 unhandled device error, 4 invalid argument, 7 in progress, 9 not supported */
@@ -478,11 +479,48 @@ static void drive(const char *vendor, int dma, int direct) {
 	printf("ok released\n");
 }
 
+/* forked_child: in the child of a fork made after the plugin ran (its Go
+ * runtime started, a stream alive), a field that would enter Go or call
+ * the driver answers UNHANDLED at once, last_error says why, and the plain
+ * C fields still answer; a hang (entering the copied Go runtime) fails the
+ * test through the alarm instead of stalling it. */
+static void forked_child(void) {
+	stream_t live = NULL;
+	int parent_dev = -1;
+	OKAY(a.streamCreate(&live));
+	OKAY(a.getDevice(&parent_dev));
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		alarm(20);
+		int n = -1, dev = -1;
+		stream_t s = NULL;
+		void *p = NULL;
+		char why[512] = "", host[4] = {0};
+		if (a.getDeviceCount(&n) != UNHANDLED || n != -1) _exit(10);
+		if (a.streamCreate(&s) != UNHANDLED || s != NULL) _exit(11);
+		if (a.streamSynchronize(live) != UNHANDLED) _exit(12);
+		if (a.deviceMalloc(&p, 64, DEVICE, NULL) != UNHANDLED || p != NULL) _exit(13);
+		if (a.setDevice(0) != UNHANDLED) _exit(14);
+		if (a.getDevice(&dev) != OK || dev != parent_dev) _exit(15);
+		if (a.deviceMemset(host, 7, sizeof host, HOST, NULL) != OK || host[3] != 7) _exit(16);
+		if (last_error(why, sizeof why) <= 0 || strstr(why, "child of a fork") == NULL) _exit(17);
+		_exit(0);
+	}
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail("a forked child's fields (exit code: the first that failed; a signal: it hung)", __LINE__, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	OKAY(a.streamDestroy(live));
+	printf("ok forked child\n");
+}
+
 int main(int argc, char **argv) {
 	if (argc != 6) { fprintf(stderr, "usage: %s PLUGIN NAME VENDOR DMA DIRECT\n", argv[0]); return 2; }
 	void *h = load(argv[1]);
 	check_fields(argv[2]);
 	drive(argv[3], atoi(argv[4]), atoi(argv[5]));
+	forked_child();
 	void *first = (void *)a.getDeviceCount;
 	CHECK(dlclose(h) == 0, "dlclose");
 	/* FlagCX's next handle init: dlopen again, copy again, use again */
