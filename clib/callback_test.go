@@ -145,6 +145,25 @@ func TestCallbackGrowsStack(t *testing.T) {
 			return []uintptr{r0 & 0xffffffff, r1}
 		}, []uintptr{0, 12345 + d}},
 	}
+	if StackLists { // Prepared calls (prepared.go) on the trampoline
+		prepared := func(fn, pre *Func, preArg uintptr, args ...uintptr) func() []uintptr {
+			return func() []uintptr {
+				p := fn.Prepare(pre, preArg, args...)
+				require.True(t, p.OK())
+				r0, r1 := p.Call()
+				return []uintptr{r0 & 0xffffffff, r1}
+			}
+		}
+		cases = append(cases, []struct {
+			name string
+			call func() []uintptr
+			want []uintptr
+		}{
+			{"Prepared: fn calls back", prepared(&s.value, nil, 0, cb, d), []uintptr{0, 12345 + d}},
+			{"Prepared: pre and fn call back", prepared(&s.value, &s.pre, d, cb, d), []uintptr{0, 12345 + d}},
+			{"Prepared: pre calls back and fails", prepared(&s.value, &s.preFail, d, cb, d), []uintptr{777 + d, 0}},
+		}...)
+	}
 	for _, traced := range []bool{false, true} {
 		if traced {
 			SetTracer(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)))
