@@ -47,19 +47,23 @@ type asicID struct {
 }
 
 // marketingNames reads the first amdgpu.ids found under e's root that
-// only its owner (and root) may write; nil, with a note, when there is
-// none or it cannot be trusted.
+// only root or this process's user owns and only its owner may write; nil,
+// with a note, when there is none or it cannot be trusted. It is opened
+// non-blocking, so a FIFO put in its place is refused by its mode rather
+// than hanging the probe.
 func marketingNames(e *presence.Env, notes *[]string) map[asicID]string {
 	for _, p := range amdgpuIDs {
 		full := e.Path(p)
-		f, err := os.Open(full)
+		fd, err := unix.Open(full, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if err != nil {
 			continue
 		}
+		f := os.NewFile(uintptr(fd), full)
 		defer f.Close()
 		var st unix.Stat_t
-		if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o022 != 0 {
-			*notes = append(*notes, "amdgpu.ids at "+full+" is not a regular file that only its owner may write: device names from KFD's ASIC names")
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o022 != 0 ||
+			(st.Uid != 0 && int(st.Uid) != unix.Geteuid()) {
+			*notes = append(*notes, "amdgpu.ids at "+full+" is not a regular file that only its owner may write, owned by root or this user: device names from KFD's ASIC names")
 			return nil
 		}
 		return parseIDs(io.LimitReader(f, maxIDsTable))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/flagos-ai/flagshim/tier/presence"
 	"github.com/flagos-ai/flagshim/tier/presence/presencetest"
@@ -85,6 +86,13 @@ func TestKFDMarketingName(t *testing.T) {
 	r = KFD(env(tr.Root))
 	assert.Equal(t, "aldebaran", r.Devices[0].Name)
 	assert.Contains(t, presencetest.Notes(r), "is not a regular file that only its owner may write")
+
+	// A FIFO in its place is refused, never waited on.
+	require.NoError(t, os.Remove(tr.Path("opt/amdgpu/share/libdrm/amdgpu.ids")))
+	require.NoError(t, unix.Mkfifo(tr.Path("opt/amdgpu/share/libdrm/amdgpu.ids"), 0o644))
+	r = KFD(env(tr.Root))
+	assert.Equal(t, "aldebaran", r.Devices[0].Name)
+	assert.Contains(t, presencetest.Notes(r), "is not a regular file")
 
 	none := presencetest.NewTree(t)
 	kfdGPU(none, 1, "aldebaran", 1, 90010, 0, 0xc100, 64<<30)
