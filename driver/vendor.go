@@ -304,7 +304,7 @@ func (v *Vendor) Validate() error {
 	case v.Context != PrimaryContext && v.Context != CurrentDevice && v.Context != DeviceContext:
 		return fmt.Errorf("driver: %s: unknown context model %d", v.Type, v.Context)
 	case v.UUIDForm != UUIDBinary && v.UUIDForm != UUIDHexText:
-		return fmt.Errorf("driver: %s: unknown UUID form %d", v.Type, v.UUIDForm)
+		return fmt.Errorf("driver: %s: unknown UUID form %d (Vendor.UUIDForm is driver.UUIDBinary or driver.UUIDHexText)", v.Type, v.UUIDForm)
 	}
 	for _, op := range requiredOps(v) {
 		if !v.binds(op) {

@@ -48,18 +48,16 @@ def wait(pid, seconds=120):
     return None
 
 
-def fork_and_use_cuda():
-    """Forks; the child sums torch.ones(4) on the GPU. Returns (exit code,
-    what the child printed)."""
-    import torch
-
+def in_child(work):
+    """Forks; the child runs work(), which returns (message, exit code), and
+    exits with that code (a raised error is exit 1). Returns (exit code,
+    what the child said)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            v = torch.ones(4, device="cuda").sum().item()
-            msg, code = f"sum {v}", 0 if v == 4 else 2
+            msg, code = work()
         except BaseException as e:  # the child must never return into the parent's code
             msg, code = f"{type(e).__name__}: {e}", 1
         os.write(w, msg.encode()[:4000])
@@ -69,6 +67,18 @@ def fork_and_use_cuda():
     with os.fdopen(r, "rb") as f:
         said = f.read().decode("utf-8", "replace")
     return code, said
+
+
+def fork_and_use_cuda():
+    """Forks; the child sums torch.ones(4) on the GPU. Returns (exit code,
+    what the child printed)."""
+    import torch
+
+    def work():
+        v = torch.ones(4, device="cuda").sum().item()
+        return f"sum {v}", 0 if v == 4 else 2
+
+    return in_child(work)
 
 
 def fork_and_use_nvml():
@@ -79,28 +89,17 @@ def fork_and_use_nvml():
     Returns (exit code, what the child printed)."""
     import ctypes
 
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            nvml = ctypes.CDLL("libnvidia-ml.so.1")
-            count, name = ctypes.c_uint(0), ctypes.create_string_buffer(96)
-            handle = ctypes.c_void_p()
-            rcs = [nvml.nvmlInit_v2(), nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)),
-                   nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)),
-                   nvml.nvmlDeviceGetName(handle, name, 96), nvml.nvmlShutdown()]
-            msg = f"return codes {rcs}, {count.value} device(s), device 0 {name.value.decode()!r}"
-            code = 0 if rcs == [0] * 5 and count.value > 0 else 2
-        except BaseException as e:  # the child must never return into the parent's code
-            msg, code = f"{type(e).__name__}: {e}", 1
-        os.write(w, msg.encode()[:4000])
-        os._exit(code)
-    os.close(w)
-    code = wait(pid)
-    with os.fdopen(r, "rb") as f:
-        said = f.read().decode("utf-8", "replace")
-    return code, said
+    def work():
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        count, name = ctypes.c_uint(0), ctypes.create_string_buffer(96)
+        handle = ctypes.c_void_p()
+        rcs = [nvml.nvmlInit_v2(), nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)),
+               nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)),
+               nvml.nvmlDeviceGetName(handle, name, 96), nvml.nvmlShutdown()]
+        msg = f"return codes {rcs}, {count.value} device(s), device 0 {name.value.decode()!r}"
+        return msg, 0 if rcs == [0] * 5 and count.value > 0 else 2
+
+    return in_child(work)
 
 
 def parent():
