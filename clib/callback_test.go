@@ -47,7 +47,7 @@ var growCallback = sync.OnceValue(func() uintptr {
 	return purego.NewCallback(func(depth int64) int64 { return grow(depth) })
 })
 
-type callbackSyms struct{ value, zero, eleven, save, saved, pre, preFail Func }
+type callbackSyms struct{ value, zero, eleven, save, saved, pre, preFail, params, paramsFirst Func }
 
 var callbackLib struct {
 	once sync.Once
@@ -83,6 +83,8 @@ func openCallbackLib(t *testing.T) *callbackSyms {
 			{Fn: &s.saved, Names: []string{"flagshim_cb_saved"}, Required: true},
 			{Fn: &s.pre, Names: []string{"flagshim_cb_pre"}, Required: true},
 			{Fn: &s.preFail, Names: []string{"flagshim_cb_pre_fail"}, Required: true},
+			{Fn: &s.params, Names: []string{"flagshim_params_eleven"}, Required: true, Sig: "iiiiiiiiipi"},
+			{Fn: &s.paramsFirst, Names: []string{"flagshim_params_first"}, Required: true, Sig: "pi"},
 		})
 		callbackLib.syms = &s
 	})
@@ -162,6 +164,20 @@ func TestCallbackGrowsStack(t *testing.T) {
 			{"Prepared: fn calls back", prepared(&s.value, nil, 0, cb, d), []uintptr{0, 12345 + d}},
 			{"Prepared: pre and fn call back", prepared(&s.value, &s.pre, d, cb, d), []uintptr{0, 12345 + d}},
 			{"Prepared: pre calls back and fails", prepared(&s.value, &s.preFail, d, cb, d), []uintptr{777 + d, 0}},
+			// CallParams: the values are laid out before pre moves the stack.
+			{"CallParams: pre calls back", func() []uintptr {
+				p := s.params.Prepare(&s.pre, d)
+				var vals [MaxParams]uint64
+				vals[0], vals[1], vals[2] = 100, 1000, 10000
+				r0, r1 := p.CallParams([]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 3}, 9, &vals, 3)
+				return []uintptr{r0 & 0xffffffff, r1}
+			}, []uintptr{0, 45 + 100 + 2000 + 30000}},
+			{"CallParams: pre calls back and fails", func() []uintptr {
+				p := s.params.Prepare(&s.preFail, d)
+				var vals [MaxParams]uint64
+				r0, r1 := p.CallParams([]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1}, 9, &vals, 1)
+				return []uintptr{r0, r1}
+			}, []uintptr{777 + d, 0}},
 		}...)
 	}
 	for _, traced := range []bool{false, true} {

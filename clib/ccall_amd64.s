@@ -127,3 +127,119 @@ done:
 	MOVQ 64(SP), CX
 	MOVQ CX, 112(AX)
 	RET
+
+// cparams calls block.fn(block.args[0..10]) after block.pre(block.preArg)
+// as ctramp does, with one argument, block.args[block.at], replaced by the
+// address of an array of pointers to block.n 8-byte values (a kernel's
+// parameters: cuLaunchKernel's kernelParams), or by 0 when n is 0. The
+// values and the array are laid out in this frame, on the system stack,
+// which is neither Go's heap nor a goroutine's stack: memory that C may
+// read for the call as a C caller's locals, and gone after it (the driver
+// copies a launch's parameters before cuLaunchKernel returns). The values
+// are read from block.vals (the caller's array, on its goroutine's stack)
+// before any C call, so a stack that moves during one does not matter;
+// the results are written as ctramp writes them. The block (ccall_fast.go
+// pblock):
+//	0   fn
+//	8   pre (0: none)
+//	16  preArg
+//	24  args[0] .. 104 args[10]
+//	112 vals (a pointer to at most 16 values)
+//	120 n
+//	128 at (0..10)
+//	136 r0, 144 r1
+// The frame (384 bytes and the saved BP; SP 16-byte aligned at each CALL):
+//	0..32     args[6..10] on the C stack
+//	40        the block's distance below the top of the goroutine's stack
+//	48 r0, 56 r1, 64 fn
+//	72..112   args[0..5]
+//	120..248  the pointers (16)
+//	248..376  the values (16)
+GLOBL ·cparamsABI0(SB), NOPTR|RODATA, $8
+DATA ·cparamsABI0(SB)/8, $cparams<>(SB)
+TEXT cparams<>(SB), NOSPLIT, $384
+	MOVQ DI, R11
+	CALL _cgo_topofstack(SB)
+	SUBQ R11, AX
+	MOVQ AX, 40(SP)
+	XORL AX, AX
+	MOVQ AX, 48(SP)
+	MOVQ AX, 56(SP)
+	MOVQ 0(R11), AX
+	MOVQ AX, 64(SP)
+	MOVQ 24(R11), AX
+	MOVQ AX, 72(SP)
+	MOVQ 32(R11), AX
+	MOVQ AX, 80(SP)
+	MOVQ 40(R11), AX
+	MOVQ AX, 88(SP)
+	MOVQ 48(R11), AX
+	MOVQ AX, 96(SP)
+	MOVQ 56(R11), AX
+	MOVQ AX, 104(SP)
+	MOVQ 64(R11), AX
+	MOVQ AX, 112(SP)
+	MOVQ 72(R11), AX
+	MOVQ AX, 0(SP)
+	MOVQ 80(R11), AX
+	MOVQ AX, 8(SP)
+	MOVQ 88(R11), AX
+	MOVQ AX, 16(SP)
+	MOVQ 96(R11), AX
+	MOVQ AX, 24(SP)
+	MOVQ 104(R11), AX
+	MOVQ AX, 32(SP)
+	// The values and their addresses.
+	MOVQ 112(R11), SI
+	MOVQ 120(R11), CX
+	XORL BX, BX
+	XORL DX, DX
+	TESTQ CX, CX
+	JEQ placed
+copy:
+	MOVQ (SI)(BX*8), AX
+	MOVQ AX, 248(SP)(BX*8)
+	LEAQ 248(SP)(BX*8), AX
+	MOVQ AX, 120(SP)(BX*8)
+	INCQ BX
+	CMPQ BX, CX
+	JLT copy
+	LEAQ 120(SP), DX
+placed:
+	// DX (the array, or 0) into argument at: a register's slot
+	// (72 + 8*at) or a stack slot (8*(at-6)).
+	MOVQ 128(R11), BX
+	LEAQ 72(SP)(BX*8), AX
+	CMPQ BX, $6
+	JLT slot
+	LEAQ -48(SP)(BX*8), AX
+slot:
+	MOVQ DX, (AX)
+	MOVQ 8(R11), R10
+	TESTQ R10, R10
+	JEQ call
+	MOVQ 16(R11), DI
+	XORL AX, AX
+	CALL R10
+	MOVQ AX, 48(SP)
+	TESTL AX, AX
+	JNE done
+call:
+	MOVQ 72(SP), DI
+	MOVQ 80(SP), SI
+	MOVQ 88(SP), DX
+	MOVQ 96(SP), CX
+	MOVQ 104(SP), R8
+	MOVQ 112(SP), R9
+	MOVQ 64(SP), R10
+	XORL AX, AX
+	CALL R10
+	MOVQ AX, 56(SP)
+done:
+	CALL _cgo_topofstack(SB)
+	SUBQ 40(SP), AX
+	MOVQ 48(SP), CX
+	MOVQ CX, 136(AX)
+	MOVQ 56(SP), CX
+	MOVQ CX, 144(AX)
+	RET

@@ -112,3 +112,34 @@ func ccallPrepared(p *Prepared, a0 uintptr) (r0, r1 uintptr) {
 	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
 	return b.r0, b.r1
 }
+
+// ccallPreparedArgs makes p's call with args as fn's arguments.
+func ccallPreparedArgs(p *Prepared, args []uintptr) (r0, r1 uintptr) {
+	var b cblock
+	b.fn, b.pre, b.preArg = p.fn, p.pre, p.preArg
+	copy(b.args[:], args)
+	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
+	return b.r0, b.r1
+}
+
+// pblock is cparams's block; its layout is the assembly's.
+type pblock struct {
+	fn, pre, preArg uintptr
+	args            [11]uintptr
+	vals            *[MaxParams]uint64
+	n, at           uintptr
+	r0, r1          uintptr
+}
+
+var cparamsABI0 uintptr // cparams's address, set in ccall_amd64.s
+
+// ccallParams makes p's call with args, args[at] replaced by the address
+// of pointers to vals laid out by the trampoline on the system stack.
+func ccallParams(p *Prepared, args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+	var b pblock
+	b.fn, b.pre, b.preArg = p.fn, p.pre, p.preArg
+	copy(b.args[:], args)
+	b.vals, b.n, b.at = vals, uintptr(n), uintptr(at)
+	runtime_cgocall(cparamsABI0, unsafe.Pointer(&b))
+	return b.r0, b.r1
+}

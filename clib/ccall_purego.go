@@ -49,3 +49,13 @@ func ccallAfter(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr) (r0,
 func ccallPrepared(p *Prepared, a0 uintptr) (r0, r1 uintptr) {
 	panic("clib: a Prepared call on a platform without the trampoline")
 }
+
+// ccallPreparedArgs is never reached here either.
+func ccallPreparedArgs(p *Prepared, args []uintptr) (r0, r1 uintptr) {
+	panic("clib: a Prepared call on a platform without the trampoline")
+}
+
+// ccallParams is never reached here either.
+func ccallParams(p *Prepared, args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+	panic("clib: a Prepared call on a platform without the trampoline")
+}

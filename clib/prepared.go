@@ -1,5 +1,11 @@
 package clib
 
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
 // Prepared is one hot call built once, for a handle that makes it again
 // and again (a stream's synchronize, its event records): pre(preArg) where
 // pre is set and then, when it returned 0, fn with at most two arguments,
@@ -53,11 +59,66 @@ func (p *Prepared) CallWith(a0 uintptr) (r0, r1 uintptr) {
 	return ccallPrepared(p, a0)
 }
 
+// CallArgs is Call with args (at most 11, values or addresses of C
+// memory) as fn's arguments in place of the prepared ones: a launch,
+// whose eleven arguments change with each call while its function and
+// its device's selection stay. args stays where its caller made it (the
+// trampoline copies it), so a list on the caller's stack costs nothing.
+func (p *Prepared) CallArgs(args []uintptr) (r0, r1 uintptr) {
+	if tracer.Load() != nil {
+		return p.tracedList(slices.Clone(args))
+	}
+	return ccallPreparedArgs(p, args)
+}
+
+// MaxParams is the most values CallParams lays out.
+const MaxParams = 16
+
+// CallParams is CallArgs with args[at] replaced by the address of an array
+// of pointers to vals[:n] (n at most MaxParams), each in an 8-byte slot,
+// or by 0 when n is 0: a kernel's parameters, cuLaunchKernel's
+// kernelParams. The values and the array are laid out for the call in C
+// memory of the trampoline's own (the calling thread's system stack, as a
+// C caller's locals are) and are gone when it returns, so the C function
+// must not keep them (a launch's parameters are copied before it returns).
+// No Go memory reaches C, nothing is allocated and no buffer is shared.
+func (p *Prepared) CallParams(args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+	if uint(n) > MaxParams || uint(at) >= uint(len(args)) || len(args) > 11 {
+		panic("clib: CallParams: " + strconv.Itoa(n) + " values for argument " + strconv.Itoa(at) + " of " + strconv.Itoa(len(args)))
+	}
+	if t := tracer.Load(); t != nil {
+		return p.tracedParams(t, args, at, vals, n)
+	}
+	return ccallParams(p, args, at, vals, n)
+}
+
+// tracedParams makes CallParams's call and traces it: pre's call, where
+// there is one, and fn's, the laid-out argument shown as a pointer.
+//
+//go:noinline
+func (p *Prepared) tracedParams(t *traceLog, args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+	start := time.Now()
+	r0, r1 = ccallParams(p, args, at, vals, n)
+	d := time.Since(start)
+	if p.p != nil {
+		t.logged(p.p, []uintptr{p.preArg}, r0, d)
+		if Code(r0) != 0 {
+			return r0, r1
+		}
+	}
+	t.logged(p.f, args, r1, d) // the laid-out argument as the caller gave it: its Sig shows a pointer as "*"
+	return r0, r1
+}
+
 // traced makes the call through CallList or CallAfter, which trace it.
 //
 //go:noinline
 func (p *Prepared) traced(a0 uintptr) (r0, r1 uintptr) {
-	args := []uintptr{a0, p.args[1]}[:p.n]
+	return p.tracedList([]uintptr{a0, p.args[1]}[:p.n])
+}
+
+//go:noinline
+func (p *Prepared) tracedList(args []uintptr) (r0, r1 uintptr) {
 	if p.p == nil {
 		return 0, p.f.CallList(args)
 	}

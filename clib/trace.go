@@ -35,9 +35,14 @@ func Tracing() bool { return tracer.Load() != nil }
 func (t *traceLog) call(f *Func, args []uintptr, _ *Func) uintptr {
 	start := time.Now()
 	r := syscallN(f.addr, args)
-	t.log.Info("call", zap.String("lib", f.lib), zap.String("func", f.name), zap.String("args", formatArgs(f.sig, args)),
-		zap.Int("result", Code(r)), zap.Duration("duration", time.Since(start)))
+	t.logged(f, args, r, time.Since(start))
 	return r
+}
+
+// logged traces a call made elsewhere: f with args returned r in d.
+func (t *traceLog) logged(f *Func, args []uintptr, r uintptr, d time.Duration) {
+	t.log.Info("call", zap.String("lib", f.lib), zap.String("func", f.name), zap.String("args", formatArgs(f.sig, args)),
+		zap.Int("result", Code(r)), zap.Duration("duration", d))
 }
 
 func (t *traceLog) callThen(f *Func, args []uintptr, then *Func) (r1, r2 uintptr) {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 )
 
@@ -148,11 +149,22 @@ func putLaunchBuf(sl *launchSlot, lb *launchBuf, n int) {
 	launchBufs.mu.Unlock()
 }
 
-// set stores argument i as the kernel reads it: the value's bytes,
+// set stores argument i as the kernel reads it (argValue) in its slot.
+func (lb *launchBuf) set(i int, a any, want uint16) error {
+	v, err := argValue(i, a, want)
+	if err != nil {
+		return err
+	}
+	lb.vals[i] = v
+	lb.ptrs[i] = uintptr(unsafe.Pointer(&lb.vals[i]))
+	return nil
+}
+
+// argValue is argument i as the kernel reads it: the value's bytes,
 // little-endian, in an 8-byte slot (the driver copies the parameter's own
 // size from its start). want is the kernel's parameter size where the
 // driver said it (0: unknown); an argument of another size is refused.
-func (lb *launchBuf) set(i int, a any, want uint16) error {
+func argValue(i int, a any, want uint16) (uint64, error) {
 	var v uint64
 	var size uint16
 	switch x := a.(type) {
@@ -181,18 +193,16 @@ func (lb *launchBuf) set(i int, a any, want uint16) error {
 	case float64:
 		v, size = math.Float64bits(x), 8
 	case int, uint:
-		return fmt.Errorf("%w: argument %d is a Go %T, whose size C does not share: pass int32/uint32 (C int) or int64/uint64", device.ErrInvalidValue, i, a)
+		return 0, fmt.Errorf("%w: argument %d is a Go %T, whose size C does not share: pass int32/uint32 (C int) or int64/uint64", device.ErrInvalidValue, i, a)
 	default:
 		// reflect.TypeOf keeps a from escaping, so callers' arguments can
 		// stay on their stacks.
-		return fmt.Errorf("%w: argument %d has type %s: Launch takes device.Ptr, uintptr and fixed-size integers and floats", device.ErrInvalidValue, i, reflect.TypeOf(a))
+		return 0, fmt.Errorf("%w: argument %d has type %s: Launch takes device.Ptr, uintptr and fixed-size integers and floats", device.ErrInvalidValue, i, reflect.TypeOf(a))
 	}
 	if want != 0 && want != size {
-		return fmt.Errorf("%w: argument %d is %d byte(s) (%s) but the kernel's parameter %d is %d byte(s)", device.ErrInvalidValue, i, size, reflect.TypeOf(a), i, want)
+		return 0, fmt.Errorf("%w: argument %d is %d byte(s) (%s) but the kernel's parameter %d is %d byte(s)", device.ErrInvalidValue, i, size, reflect.TypeOf(a), i, want)
 	}
-	lb.vals[i] = v
-	lb.ptrs[i] = uintptr(unsafe.Pointer(&lb.vals[i]))
-	return nil
+	return v, nil
 }
 
 // Launch runs fn on device index (-1: the current device) with the given
@@ -214,6 +224,19 @@ func (lb *launchBuf) set(i int, a any, want uint16) error {
 // is queued, and a fault in the kernel shows at the next synchronizing call
 // (Synchronize, CopyDtoH, CopyHtoD on the same device).
 func (b *Backend) Launch(index int, fn device.Function, grid, block [3]uint32, sharedMem uint32, args ...any) error {
+	// A live function of this backend's modules, its launch prepared, on
+	// its own device: the backend is loaded and launches (the module was
+	// loaded there), so what remains is the launch itself.
+	if f, ok := fn.(*Function); ok && f != nil && f.call.OK() && index == f.ordinal && f.m.b == b && !f.m.gone.Load() {
+		return f.m.s.launch(f, 0, grid, block, sharedMem, args)
+	}
+	return b.launchChecked(index, fn, grid, block, sharedMem, args)
+}
+
+// launchChecked is Launch with every check in its order: an unavailable
+// backend, a function that is not a live one of this backend's, the
+// current device (-1), a function of another device.
+func (b *Backend) launchChecked(index int, fn device.Function, grid, block [3]uint32, sharedMem uint32, args []any) error {
 	s, err := b.ready("launches", OpLaunchKernel)
 	if err != nil {
 		return err
@@ -225,12 +248,12 @@ func (b *Backend) Launch(index int, fn device.Function, grid, block [3]uint32, s
 	if index == -1 {
 		index = int(b.cur.Load())
 	}
-	if index != f.m.dev.ordinal {
+	if index != f.ordinal {
 		if uint(index) >= uint(len(s.devs)) {
 			return s.rangeErr(index)
 		}
 		return fmt.Errorf("%w: %s: Launch on device %d of function %q of module %q, which is loaded on device %d",
-			device.ErrInvalidValue, b.v.Type, index, f.name, f.m.label, f.m.dev.ordinal)
+			device.ErrInvalidValue, b.v.Type, index, f.name, f.m.label, f.ordinal)
 	}
 	return s.launch(f, 0, grid, block, sharedMem, args)
 }
@@ -257,6 +280,9 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	if f.nparams >= 0 && len(args) != f.nparams {
 		return fmt.Errorf("%w: %s: Launch %q: the kernel takes %d argument(s), Launch was given %d", device.ErrInvalidValue, s.v.Type, f.name, f.nparams, len(args))
 	}
+	if f.call.OK() && f.nparams >= 0 && len(args) <= clib.MaxParams {
+		return s.launchParams(f, stream, grid, block, sharedMem, args)
+	}
 	sl := slotHere()
 	lb, err := getLaunchBuf(sl)
 	if err != nil {
@@ -272,6 +298,19 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	if len(args) > 0 {
 		params = uintptr(unsafe.Pointer(&lb.ptrs[0]))
 	}
+	if f.call.OK() {
+		// The prepared call (the kernel's parameters not told, or more
+		// than clib lays out), its list on this goroutine's stack (clib
+		// prepares calls only where it keeps lists in place: StackLists).
+		call := [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
+		selected, launched := f.call.CallArgs(call[:])
+		putLaunchBuf(sl, lb, len(args))
+		if c0, c1 := clib.Code(selected), clib.Code(launched); c0|c1 != 0 {
+			return s.launchErr(f, c0, c1)
+		}
+		return nil
+	}
 	lb.call = [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
 	sel, err := s.selector(f.m.dev)
@@ -283,11 +322,45 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	// goroutine (see Synchronize).
 	selected, launched := s.api.selectThen(sel.args[:], OpLaunchKernel, lb.call[:])
 	putLaunchBuf(sl, lb, len(args))
+	return s.launchErr(f, selected, launched)
+}
+
+// launchParams is launch's common case: a prepared call (f.call) of a
+// kernel whose parameters the driver told (so it reads exactly len(args)
+// of them), at most clib.MaxParams. The values go from this goroutine's
+// stack to clib's trampoline, which lays them and kernelParams out in C
+// memory of its own for the call (clib.Prepared.CallParams): no launch
+// buffer, no shared line, nothing to give back.
+func (s *state) launchParams(f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
+	var vals [clib.MaxParams]uint64
+	for i, a := range args {
+		v, err := argValue(i, a, f.psize[i])
+		if err != nil {
+			return fmt.Errorf("%s: Launch %q: %w", s.v.Type, f.name, err)
+		}
+		vals[i] = v
+	}
+	call := [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, 0, 0}
+	selected, launched := f.call.CallParams(call[:], launchParamsArg, &vals, len(args))
+	if c0, c1 := clib.Code(selected), clib.Code(launched); c0|c1 != 0 {
+		return s.launchErr(f, c0, c1)
+	}
+	return nil
+}
+
+// launchParamsArg is kernelParams's place among OpLaunchKernel's eleven
+// arguments.
+const launchParamsArg = 9
+
+// launchErr is a launch's error from the selection's code and the
+// launch's (nil when both are 0).
+func (s *state) launchErr(f *Function, selected, launched int) error {
 	if err := s.api.check(s.api.selectOp(), selected); err != nil {
 		return s.opErr(s.api.selectOp(), f.m.dev, err)
 	}
 	if err := s.api.check(OpLaunchKernel, launched); err != nil {
-		return fmt.Errorf("%s(device %d, %q of module %q): %w", s.api.sym(OpLaunchKernel), f.m.dev.ordinal, f.name, f.m.label, err)
+		return fmt.Errorf("%s(device %d, %q of module %q): %w", s.api.sym(OpLaunchKernel), f.ordinal, f.name, f.m.label, err)
 	}
 	return nil
 }

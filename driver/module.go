@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
 )
 
@@ -32,14 +33,22 @@ var _ device.LoadedModule = (*Module)(nil)
 
 // Function is a kernel of a Module, for Launch: a device.Function.
 type Function struct {
-	h    uintptr
-	m    *Module
-	name string
+	// What a launch reads comes first, in as few cache lines as it can:
+	// a real driver's launch leaves little of them cached for the next.
+	h       uintptr
+	m       *Module
+	ordinal int // m's device, for the check that a launch names it
+	// call is the launch prepared (cuLaunchKernel after the device's
+	// selection: clib.Prepared), the eleven arguments given at each
+	// launch; not OK where the vendor's shape or the platform has none,
+	// and a launch then goes the general way.
+	call clib.Prepared
 	// nparams is how many parameters the kernel takes and psize each
 	// one's size, where the driver says (OpFuncGetParamInfo); nparams is
 	// -1 where it cannot.
 	nparams int
 	psize   [MaxLaunchArgs]uint16
+	name    string
 }
 
 var _ device.Function = (*Function)(nil)
@@ -227,8 +236,11 @@ func (m *Module) Function(name string) (device.Function, error) {
 	f, err := s.api.moduleGetFunction(m.h, cname)
 	var fn *Function
 	if err == nil {
-		fn = &Function{h: f, m: m, name: name, nparams: -1}
+		fn = &Function{h: f, m: m, ordinal: m.dev.ordinal, name: name, nparams: -1}
 		s.paramInfo(fn)
+		if sel := m.dev.sel.Load(); sel != nil { // enterDev made it
+			fn.call = s.api.prepare(sel, OpLaunchKernel)
+		}
 	}
 	leave()
 	switch {

@@ -180,8 +180,10 @@ func (st *Stream) Launch(fn device.Function, grid, block [3]uint32, sharedMem ui
 	if st.gone.Load() {
 		return st.released("Launch")
 	}
-	if !st.s.api.has(OpLaunchKernel) {
-		return st.s.lacks("launches", OpLaunchKernel)
+	if f, ok := fn.(*Function); !ok || f == nil || !f.call.OK() { // a prepared launch: the library has it
+		if !st.s.api.has(OpLaunchKernel) {
+			return st.s.lacks("launches", OpLaunchKernel)
+		}
 	}
 	f, err := st.backend().function(fn)
 	if err != nil {

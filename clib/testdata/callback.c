@@ -41,3 +41,21 @@ int flagshim_cb_pre(long depth) {
 /* A "pre" of one argument that calls the saved callback, then fails with
  * a code the test knows. */
 int flagshim_cb_pre_fail(long depth) { return 777 + (int)saved(depth); }
+
+/* Kernel parameters as cuLaunchKernel takes them: params is an array of n
+ * pointers, each to an 8-byte value. Returns the sum of value i times
+ * (i + 1), plus every other argument, so that a value in the wrong slot,
+ * a wrong count or another argument lost changes the answer. */
+long flagshim_params_eleven(long a0, long a1, long a2, long a3, long a4, long a5, long a6, long a7, long a8, void **params,
+			    long n) {
+	long r = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8;
+	for (long i = 0; params && i < n; i++) r += (long)(*(unsigned long long *)params[i]) * (i + 1);
+	return params ? r : -1 - r;
+}
+
+/* The same with the array first (a register argument). */
+long flagshim_params_first(void **params, long n) {
+	long r = 0;
+	for (long i = 0; params && i < n; i++) r += (long)(*(unsigned long long *)params[i]) * (i + 1);
+	return params ? r : -1;
+}

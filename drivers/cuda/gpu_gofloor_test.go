@@ -69,5 +69,11 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 		"RawSynchronize":       sync,
 		"RawStreamSynchronize": streamSync,
 		"RawEventRecord":       record,
+		"RawLaunch3Args": func() error {
+			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop3, 0, p3))
+		},
+		"RawLaunch8Args": func() error {
+			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop8, 0, p8))
+		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
 
 	"github.com/flagos-ai/flagshim/clib"
 	"github.com/flagos-ai/flagshim/device"
@@ -41,11 +42,13 @@ func BenchmarkGPUPaired(b *testing.B) {
 	slice := cfloor(b)
 	env := newPairedEnv(b, be)
 	var floors map[string]func() error
+	rows := pairedRows(be, env)
 	if goFloor != nil {
 		floors = goFloor(b, env)
+		rows = append(rows, aaRows(rows, goFloor(b, env), floors)...)
 	}
 
-	for _, c := range pairedRows(be, env) {
+	for _, c := range rows {
 		b.Run(c.name, func(b *testing.B) {
 			sides := []func() float64{
 				func() float64 { return timeSlice(b, c.n, c.call, c.drain) },
@@ -114,6 +117,8 @@ func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
 		{"RawSetThenSync", opSynchronize, 2000, env.rawSetThenSync, nil},
 		{"Launch3Args", opSetLaunch3, 200, launch(env.nop3, nop3Args(env.p)), drainDevice},
 		{"Launch8Args", opSetLaunch8, 200, launch(env.nop8, nop8Args(env.p)), drainDevice},
+		{"RawLaunch3Args", opSetLaunch3, 200, env.rawLaunch(env.nop3, nop3Args(env.p)), drainDevice},
+		{"RawLaunch8Args", opSetLaunch8, 200, env.rawLaunch(env.nop8, nop8Args(env.p)), drainDevice},
 		{"CopyHtoD4K", opSetHtoD4K, 200, func() error { return be.CopyHtoD(0, env.dev, env.host) }, nil},
 		{"CopyDtoH4K", opSetDtoH4K, 200, func() error { return be.CopyDtoH(0, env.host, env.dev) }, nil},
 		{"StreamSynchronize", opSetStreamSync, 2000, func() error { return env.st.Synchronize() }, nil},
@@ -121,6 +126,23 @@ func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
 		{"EventRecord", opSetEventRecord, 2000, func() error { return env.st.Record(env.ev) }, drainStream},
 		{"RawEventRecord", opSetEventRecord, 2000, env.rawRecord, drainStream},
 	}
+}
+
+// aaRows are the harness's control: a row's Go floor set against itself
+// (its Go side another instance of the same floor), for the rows whose
+// goals are closest. The ratio such a row gives is what the harness reads
+// where there is no difference: its bias and, across counts, its spread.
+func aaRows(rows []pairedRow, sides, floors map[string]func() error) []pairedRow {
+	var aa []pairedRow
+	for _, r := range rows {
+		switch r.name {
+		case "Synchronize", "Launch3Args", "StreamSynchronize":
+			name := "AA" + r.name
+			floors[name] = floors[r.name]
+			aa = append(aa, pairedRow{name, r.op, r.n, sides[r.name], r.drain})
+		}
+	}
+	return aa
 }
 
 // op numbers are scripts/cfloor.c's enum op.
@@ -198,6 +220,7 @@ type pairedEnv struct {
 	streamSync, eventRecord               uintptr
 	setFn, syncFn                         clib.Func
 	syncV2Fn, streamSyncFn, recordFn      clib.Func
+	launchFn                              clib.Func
 	ctxArgs                               []uintptr // {ctx}, built once
 	stArgs, recordArgs                    []uintptr // {stream}, {event, stream}
 }
@@ -224,14 +247,14 @@ func newPairedEnv(b *testing.B, be *driver.Backend) *pairedEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var deviceGet, retain, launch, htod, dtoh clib.Func
+	var deviceGet, retain, htod, dtoh clib.Func
 	if err := h.Resolve("cuda", []clib.Sym{
 		{Fn: &deviceGet, Names: []string{"cuDeviceGet"}, Required: true},
 		{Fn: &retain, Names: []string{"cuDevicePrimaryCtxRetain"}, Required: true},
 		{Fn: &e.setFn, Names: []string{"cuCtxSetCurrent"}, Required: true},
 		{Fn: &e.syncFn, Names: []string{"cuCtxSynchronize"}, Required: true},
 		{Fn: &e.syncV2Fn, Names: []string{"cuCtxSynchronize_v2"}},
-		{Fn: &launch, Names: []string{"cuLaunchKernel"}, Required: true},
+		{Fn: &e.launchFn, Names: []string{"cuLaunchKernel"}, Required: true},
 		{Fn: &htod, Names: []string{"cuMemcpyHtoD_v2"}, Required: true},
 		{Fn: &dtoh, Names: []string{"cuMemcpyDtoH_v2"}, Required: true},
 		{Fn: &e.streamSyncFn, Names: []string{"cuStreamSynchronize"}, Required: true},
@@ -248,7 +271,7 @@ func newPairedEnv(b *testing.B, be *driver.Backend) *pairedEnv {
 	}
 	e.ctxArgs = []uintptr{e.ctx}
 	e.stArgs, e.recordArgs = []uintptr{handle(b, e.st)}, []uintptr{handle(b, e.ev), handle(b, e.st)}
-	e.set, e.sync, e.syncV2, e.launch = e.setFn.Addr(), e.syncFn.Addr(), e.syncV2Fn.Addr(), launch.Addr()
+	e.set, e.sync, e.syncV2, e.launch = e.setFn.Addr(), e.syncFn.Addr(), e.syncV2Fn.Addr(), e.launchFn.Addr()
 	e.htod, e.dtoh, e.streamSync, e.eventRecord = htod.Addr(), dtoh.Addr(), e.streamSyncFn.Addr(), e.recordFn.Addr()
 	return e
 }
@@ -270,6 +293,44 @@ func (e *pairedEnv) rawSync() error {
 		return fmt.Errorf("cuCtxSynchronize_v2 = %d", rc)
 	}
 	return nil
+}
+
+// rawLaunch is cuCtxSetCurrent(ctx), cuLaunchKernel(kernel, 1x1x1, 1x1x1,
+// no shared memory, the legacy stream, params) in one transition, the
+// parameters laid out once in C memory as the backend lays them out (an
+// 8-byte slot per value): Launch's calls with no backend.
+func (e *pairedEnv) rawLaunch(fn device.Function, args []any) func() error {
+	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		panic(err)
+	}
+	ptrs := (*[driver.MaxLaunchArgs]uintptr)(unsafe.Pointer(&mem[0]))
+	vals := (*[driver.MaxLaunchArgs]uint64)(unsafe.Pointer(&mem[8*driver.MaxLaunchArgs]))
+	for i, a := range args {
+		switch x := a.(type) {
+		case device.Ptr:
+			vals[i] = uint64(x)
+		case uint32:
+			vals[i] = uint64(x)
+		case uint64:
+			vals[i] = x
+		case float32:
+			vals[i] = uint64(math.Float32bits(x))
+		case float64:
+			vals[i] = math.Float64bits(x)
+		default:
+			panic(fmt.Sprintf("rawLaunch: argument %d is a %T", i, a))
+		}
+		ptrs[i] = uintptr(unsafe.Pointer(&vals[i]))
+	}
+	h, _ := fn.(interface{ Handle() uintptr })
+	call := []uintptr{h.Handle(), 1, 1, 1, 1, 1, 1, 0, 0, uintptr(unsafe.Pointer(&ptrs[0])), 0}
+	return func() error {
+		if r0, r1 := e.launchFn.CallAfter(&e.setFn, e.ctxArgs, call); clib.Code(r0)|clib.Code(r1) != 0 {
+			return fmt.Errorf("cuCtxSetCurrent, cuLaunchKernel = %d, %d", clib.Code(r0), clib.Code(r1))
+		}
+		return nil
+	}
 }
 
 // rawStreamSync is cuCtxSetCurrent(ctx), cuStreamSynchronize(stream) in one
