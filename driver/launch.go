@@ -228,7 +228,7 @@ func (b *Backend) Launch(index int, fn device.Function, grid, block [3]uint32, s
 	// its own device: the backend is loaded and launches (the module was
 	// loaded there), so what remains is the launch itself.
 	if f, ok := fn.(*Function); ok && f != nil && f.call.OK() && index == f.ordinal && f.m.b == b && !f.m.gone.Load() {
-		return f.m.s.launch(f, 0, grid, block, sharedMem, args)
+		return f.m.s.launchTurn(&f.m.launches, f, 0, grid, block, sharedMem, args)
 	}
 	return b.launchChecked(index, fn, grid, block, sharedMem, args)
 }
@@ -255,7 +255,15 @@ func (b *Backend) launchChecked(index int, fn device.Function, grid, block [3]ui
 		return fmt.Errorf("%w: %s: Launch on device %d of function %q of module %q, which is loaded on device %d",
 			device.ErrInvalidValue, b.v.Type, index, f.name, f.m.label, f.ordinal)
 	}
-	return s.launch(f, 0, grid, block, sharedMem, args)
+	return s.launchTurn(&f.m.launches, f, 0, grid, block, sharedMem, args)
+}
+
+// launchTurn is launch holding turn, the lock of the stream launched on:
+// launches on one stream take turns in Go (Stream.launches).
+func (s *state) launchTurn(turn *sync.Mutex, f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
+	turn.Lock()
+	defer turn.Unlock()
+	return s.launch(f, stream, grid, block, sharedMem, args)
 }
 
 // function checks that fn is a live kernel of this backend.

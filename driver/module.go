@@ -19,14 +19,21 @@ import (
 // Its methods are safe for concurrent use; each makes the module's device's
 // context current on a locked OS thread.
 type Module struct {
-	b     *Backend
-	s     *state
-	dev   *devState
-	h     uintptr
-	label string
-
-	mu   sync.Mutex // serialises Unload
+	// What a launch reads first, in one cache line.
+	b    *Backend
+	s    *state
 	gone atomic.Bool
+	// launches serialises launches of the module's functions on the
+	// device's default stream, as Stream.launches does a stream's (kept
+	// here, in the line a launch reads anyway: launches of two modules on
+	// one device's default stream still meet in the driver, which is
+	// correct, only slower under contention).
+	launches sync.Mutex
+	dev      *devState
+	h        uintptr
+	label    string
+
+	mu sync.Mutex // serialises Unload
 }
 
 var _ device.LoadedModule = (*Module)(nil)

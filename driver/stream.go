@@ -17,13 +17,21 @@ type Stream struct {
 	gone atomic.Bool
 	// hot are the stream's synchronize and records, prepared at its
 	// creation (not OK: calls go the general way, runList and runOn).
-	hot  struct{ sync, record clib.Prepared }
-	b    *Backend
-	s    *state
-	dev  *devState
-	h    [1]uintptr              // the handle, as a prebuilt argument list
-	mu   sync.Mutex              // serialises Destroy
-	capt atomic.Pointer[capture] // set between BeginCapture and EndCapture (graph.go)
+	hot struct{ sync, record clib.Prepared }
+	// launches serialises the stream's launches: goroutines that launch
+	// on one stream take turns here, in Go, instead of in the driver,
+	// which queues one launch at a time on a stream anyway. On an H100,
+	// 16 and 64 goroutines on one stream made 1.3-1.4x the launches a
+	// second this way that they made waiting in the driver (and C's
+	// threads make there); one goroutine pays an uncontended lock
+	// (docs/benchmarks.md). Beside the fields a launch reads.
+	launches sync.Mutex
+	b        *Backend
+	s        *state
+	dev      *devState
+	h        [1]uintptr              // the handle, as a prebuilt argument list
+	mu       sync.Mutex              // serialises Destroy
+	capt     atomic.Pointer[capture] // set between BeginCapture and EndCapture (graph.go)
 	// foreign: the handle is another owner's (ForeignStream); Destroy
 	// releases the wrapper only.
 	foreign bool
@@ -193,7 +201,7 @@ func (st *Stream) Launch(fn device.Function, grid, block [3]uint32, sharedMem ui
 		return fmt.Errorf("%w: %s: function %q of module %q (device %d) launched on a stream of device %d",
 			device.ErrInvalidValue, st.s.v.Type, f.name, f.m.label, f.m.dev.ordinal, st.dev.ordinal)
 	}
-	if err := st.s.launch(f, st.h[0], grid, block, sharedMem, args); err != nil {
+	if err := st.s.launchTurn(&st.launches, f, st.h[0], grid, block, sharedMem, args); err != nil {
 		return err
 	}
 	if c := st.capt.Load(); c != nil {

@@ -120,6 +120,8 @@ var cases = []fakeCase{
 		setup: withOverride(nil, "FAKE_DMA_BUF=0"), check: dmaBufRefused},
 	{name: "memops_not_supported", setup: withOverride([]string{"-DFAKE_NO_MORE_OPS"}), check: noMemOps},
 
+	{name: "launch_turns", needs: []string{"streams", "modules", "launches", "device memory"}, setup: logged("FAKE_LAUNCH_DWELL_US=300"), check: launchTurns},
+
 	// Module hooks (cases_hooks.go).
 	{name: "hooks_scope", needs: []string{"modules", "device memory"}, setup: withOverride(nil), check: hookScope},
 	{name: "hooks_failure", needs: []string{"modules", "device memory"}, setup: withOverride(nil), check: hookFailure},

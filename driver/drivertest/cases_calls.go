@@ -325,6 +325,10 @@ func callError(t *testing.T, s *Suite, b *driver.Backend) {
 		assert.Empty(t, e.Message, "no function describes a code: no message")
 	}
 	assert.Equal(t, want, err.Error())
+	again := b.Synchronize(1) // the call kept from the first (Backend.hot) where the vendor prepares one
+	require.Error(t, again)
+	assert.Equal(t, want, again.Error(), "the second call fails as the first")
+	onlyKind(t, again, device.ErrLaunchFailed, "the second call's error is the same kind")
 	onlyKind(t, err, device.ErrLaunchFailed, "an illegal address is a kernel's fault")
 	assert.NotErrorIs(t, err, device.ErrNotAvailable)
 	assert.True(t, b.Available().Available, "a failed call does not change the probe")

@@ -2,6 +2,9 @@ package drivertest
 
 import (
 	"encoding/binary"
+	"os"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +88,47 @@ func launchUncheckedReadsZeros(t *testing.T, s *Suite, b *driver.Backend) {
 	require.NoError(t, b.CopyDtoH(0, got, out))
 	assert.Equal(t, uint64(6), binary.LittleEndian.Uint64(got[0:]))
 	assert.Equal(t, uint64(0), binary.LittleEndian.Uint64(got[8:]), "the missing argument reads zero, not the 7 of the launch before")
+}
+
+// launchTurns: goroutines that launch on one stream (one they made, and
+// the device's default stream) take turns before the driver: the fake,
+// which dwells in each launch (FAKE_LAUNCH_DWELL_US), never finds two
+// launches of one stream in the call at once.
+func launchTurns(t *testing.T, s *Suite, b *driver.Backend) {
+	m, out := echoModule(t, b)
+	echo3, err := m.Function("echo3")
+	require.NoError(t, err)
+	st, err := b.NewStream(0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Destroy() })
+	one := [3]uint32{1, 1, 1}
+	const goroutines, each = 8, 4
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*goroutines*each)
+	for g := range goroutines {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range each {
+				errs <- st.Launch(echo3, one, one, 0, out, uint64(g), uint64(1))
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range each {
+				errs <- b.Launch(0, echo3, one, one, 0, out, uint64(g), uint64(2))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Synchronize())
+	require.NoError(t, b.Synchronize(0))
+	log, err := os.ReadFile(os.Getenv("FAKE_LOG"))
+	require.NoError(t, err)
+	assert.Equal(t, 2*goroutines*each, strings.Count(string(log), "launch dwell\n"), "every launch dwelt in the fake, alone")
+	assert.Zero(t, strings.Count(string(log), "launch overlap"), "two launches of one stream met in the driver")
 }

@@ -14,6 +14,7 @@ import (
 // the backend's, each row's in one cgo call (internal/gofloor).
 func init() {
 	goFloor = goFloorRows
+	goFloorPads = padRows
 	goFloorLaunch = func(b *testing.B, e *pairedEnv, kernel uintptr) func(stream uintptr) error {
 		p3 := gofloor.NewParams(uint64(e.p), uint64(e.p+8), 1000)
 		return func(stream uintptr) error {
@@ -48,7 +49,7 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 	record := func() error {
 		return check("cuCtxSetCurrent, cuEventRecord", gofloor.SetThen2(e.set, e.ctx, e.eventRecord, ev, st))
 	}
-	return map[string]func() error{
+	rows := map[string]func() error{
 		"SetCurrent":  func() error { return check("cuCtxSetCurrent", gofloor.Call1(e.set, e.ctx)) },
 		"Synchronize": sync,
 		"Launch3Args": func() error {
@@ -76,4 +77,33 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop8, 0, p8))
 		},
 	}
+	// The Pad rows' floors: StreamSynchronize's, its C stack 8 bytes down
+	// (the least move of a caller's frame there is, with the same
+	// alignment's rules); their Go sides (padRows) move it by more.
+	for _, pad := range padBytes {
+		rows[fmt.Sprintf("PadStreamSynchronize/%d", pad)] = func() error {
+			return check("cuCtxSetCurrent, cuStreamSynchronize", gofloor.PadThen1(8, e.set, e.ctx, e.streamSync, st))
+		}
+	}
+	return rows
 }
+
+// padRows set StreamSynchronize's Go floor with its C stack moved down by
+// each of padBytes against the same floor moved by 8: how much where a
+// caller's frame puts the driver's own frames changes the driver's time,
+// whatever the caller does (a control for the transition's rows).
+func padRows(e *pairedEnv, b *testing.B) []pairedRow {
+	st := handle(b, e.st)
+	var rows []pairedRow
+	for _, pad := range padBytes {
+		rows = append(rows, pairedRow{fmt.Sprintf("PadStreamSynchronize/%d", pad), opSetStreamSync, 2000, func() error {
+			if rc := gofloor.PadThen1(uintptr(pad), e.set, e.ctx, e.streamSync, st); rc != 0 {
+				return fmt.Errorf("Go floor: cuCtxSetCurrent, cuStreamSynchronize returned %d", rc)
+			}
+			return nil
+		}, nil})
+	}
+	return rows
+}
+
+var padBytes = []int{24, 40, 72, 136, 264, 1032, 2056}

@@ -46,6 +46,7 @@ func BenchmarkGPUPaired(b *testing.B) {
 	if goFloor != nil {
 		floors = goFloor(b, env)
 		rows = append(rows, aaRows(rows, goFloor(b, env), floors)...)
+		rows = append(rows, goFloorPads(env, b)...)
 	}
 
 	for _, c := range rows {
@@ -375,6 +376,9 @@ func handle(b *testing.B, x any) uintptr {
 // gives the paired rows' Go floors by row name; nil without cgo, and those
 // rows then have the C floor alone.
 var goFloor func(b *testing.B, e *pairedEnv) map[string]func() error
+
+// goFloorPads, with cgo, gives the Pad rows (gpu_gofloor_test.go).
+var goFloorPads func(e *pairedEnv, b *testing.B) []pairedRow
 
 // timeSlice times n calls and returns ns per call; drain runs after the
 // clock stops.

@@ -47,14 +47,10 @@ func BenchmarkGPUThreads(b *testing.B) {
 	if goFloorLaunch != nil {
 		floor = goFloorLaunch(b, newPairedEnv(b, be), handle(b, fn))
 	}
-	for _, mode := range []string{"OwnStreams", "OneStream", "OneStreamGoLock"} {
-		shared := mode != "OwnStreams"
+	for _, mode := range []string{"OwnStreams", "OneStream"} {
+		shared := mode == "OneStream"
 		for _, n := range []int{1, 4, 16, 64} {
 			name := fmt.Sprintf("%s/%d", mode, n)
-			if mode == "OneStreamGoLock" && n == 1 {
-				continue
-			}
-			var mu sync.Mutex
 			b.Run(name, func(b *testing.B) {
 				per := threadLaunches / n
 				stream := func(g int) device.Stream {
@@ -65,13 +61,6 @@ func BenchmarkGPUThreads(b *testing.B) {
 				}
 				sides := []func() float64{
 					func() float64 {
-						if mode == "OneStreamGoLock" { // the goroutines take turns in Go, not in the driver
-							return goroutines(b, n, per, streams[:n], func(g int) error {
-								mu.Lock()
-								defer mu.Unlock()
-								return stream(g).Launch(fn, one, one, 0, args...)
-							})
-						}
 						return goroutines(b, n, per, streams[:n], func(g int) error {
 							return stream(g).Launch(fn, one, one, 0, args...)
 						})

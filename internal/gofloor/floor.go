@@ -27,6 +27,15 @@ static int gofloor_set_then1(uintptr_t set, uintptr_t ctx, uintptr_t f, uintptr_
 	return r ? r : ((fn1)f)(a);
 }
 
+// gofloor_pad_then1 is gofloor_set_then1 with the C stack moved down by
+// pad bytes first: where the callee's frames fall against cache lines and
+// pages, the one thing a caller's own frame changes for the driver.
+static int gofloor_pad_then1(uintptr_t pad, uintptr_t set, uintptr_t ctx, uintptr_t f, uintptr_t a) {
+	volatile char *p = __builtin_alloca(pad + 1);
+	p[0] = 0;
+	return gofloor_set_then1(set, ctx, f, a);
+}
+
 static int gofloor_set_then2(uintptr_t set, uintptr_t ctx, uintptr_t f, uintptr_t a, uintptr_t b) {
 	int r = ((fn1)set)(ctx);
 	return r ? r : ((fn2)f)(a, b);
@@ -76,6 +85,11 @@ func SetThen0(set, ctx, f uintptr) int {
 // SetThen1 is set(ctx), then f(a): cuStreamSynchronize(stream).
 func SetThen1(set, ctx, f, a uintptr) int {
 	return int(C.gofloor_set_then1(C.uintptr_t(set), C.uintptr_t(ctx), C.uintptr_t(f), C.uintptr_t(a)))
+}
+
+// PadThen1 is SetThen1 with the C stack moved down by pad bytes first.
+func PadThen1(pad, set, ctx, f, a uintptr) int {
+	return int(C.gofloor_pad_then1(C.uintptr_t(pad), C.uintptr_t(set), C.uintptr_t(ctx), C.uintptr_t(f), C.uintptr_t(a)))
 }
 
 // SetThen2 is set(ctx), then f(a, b): cuEventRecord(event, stream).

@@ -770,6 +770,40 @@ static int fake_run(struct fake_func *f, unsigned long long threads, void **para
 
 static int fake_stream_enqueue_launch(void *stream, struct fake_func *f, unsigned long long threads, void **params);
 
+/* FAKE_LAUNCH_DWELL_US=N: each launch stays N microseconds in the call
+ * before it runs or queues, logging "launch dwell" (FAKE_LOG), and one that
+ * finds a launch of the same stream (the default stream, 0, included)
+ * already in the call logs "launch overlap": the check that a caller's
+ * launches on one stream take turns before the driver (without the turns,
+ * goroutines launching on one stream meet here). At most 64 launches are
+ * tracked in the call at once; more are not checked. */
+static pthread_mutex_t fake_dwell_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *fake_dwelling[64];
+static int fake_ndwelling;
+
+static void fake_dwell(void *stream) {
+	int us = fake_env_int("LAUNCH_DWELL_US", 0);
+	if (us <= 0) return;
+	pthread_mutex_lock(&fake_dwell_mu);
+	int met = 0, slot = -1;
+	for (int i = 0; i < fake_ndwelling; i++) met |= fake_dwelling[i] == stream;
+	if (fake_ndwelling < 64) {
+		slot = fake_ndwelling++;
+		fake_dwelling[slot] = stream;
+	}
+	pthread_mutex_unlock(&fake_dwell_mu);
+	fake_log(met ? "launch overlap" : "launch dwell");
+	usleep((useconds_t)us);
+	if (slot < 0) return;
+	pthread_mutex_lock(&fake_dwell_mu);
+	for (int i = 0; i < fake_ndwelling; i++)
+		if (fake_dwelling[i] == stream) {
+			fake_dwelling[i] = fake_dwelling[--fake_ndwelling];
+			break;
+		}
+	pthread_mutex_unlock(&fake_dwell_mu);
+}
+
 static int fake_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		unsigned shmem, void *stream, void **params, void **extra) {
 	FAKE_GUARD();
@@ -782,6 +816,7 @@ static int fake_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned
 	if (extra) return 1; /* the fake has no "extra" */
 	if (f->nparams && !params) return 1;
 	unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+	fake_dwell(stream);
 	if (stream) return fake_stream_enqueue_launch(stream, f, threads, params);
 	return fake_run(f, threads, params);
 }
