@@ -77,21 +77,18 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop8, 0, p8))
 		},
 	}
-	// The Pad rows' floors: StreamSynchronize's, its C stack 8 bytes down
-	// (the least move of a caller's frame there is, with the same
-	// alignment's rules); their Go sides (padRows) move it by more.
+	// The Pad rows' floor: StreamSynchronize's, as it is (padRows).
 	for _, pad := range padBytes {
-		rows[fmt.Sprintf("PadStreamSynchronize/%d", pad)] = func() error {
-			return check("cuCtxSetCurrent, cuStreamSynchronize", gofloor.PadThen1(8, e.set, e.ctx, e.streamSync, st))
-		}
+		rows[fmt.Sprintf("PadStreamSynchronize/%d", pad)] = streamSync
 	}
 	return rows
 }
 
 // padRows set StreamSynchronize's Go floor with its C stack moved down by
-// each of padBytes against the same floor moved by 8: how much where a
-// caller's frame puts the driver's own frames changes the driver's time,
-// whatever the caller does (a control for the transition's rows).
+// each of padBytes (and by the padding function's own frame) against the
+// same floor as it is: how much where a caller's frame puts the driver's
+// own frames changes the driver's time, whatever the caller does (a
+// control for the transition's rows).
 func padRows(e *pairedEnv, b *testing.B) []pairedRow {
 	st := handle(b, e.st)
 	var rows []pairedRow
@@ -106,4 +103,4 @@ func padRows(e *pairedEnv, b *testing.B) []pairedRow {
 	return rows
 }
 
-var padBytes = []int{24, 40, 72, 136, 264, 1032, 2056}
+var padBytes = []int{0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 512, 1024, 4096}
