@@ -73,6 +73,9 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 		"RawLaunch3Args": func() error {
 			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop3, 0, p3))
 		},
+		"RawParamsLaunch3Args": func() error {
+			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop3, 0, p3))
+		},
 		"RawLaunch8Args": func() error {
 			return check("cuCtxSetCurrent, cuLaunchKernel", gofloor.SetThenLaunch(e.set, e.ctx, e.launch, nop8, 0, p8))
 		},

@@ -122,6 +122,10 @@ func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
 		{"Launch8Args", opSetLaunch8, 200, launch(env.nop8, nop8Args(env.p)), drainDevice},
 		{"RawLaunch3Args", opSetLaunch3, 200, env.rawLaunch(env.nop3, nop3Args(env.p)), drainDevice},
 		{"RawLaunch8Args", opSetLaunch8, 200, env.rawLaunch(env.nop8, nop8Args(env.p)), drainDevice},
+		// The same through the trampoline that lays parameters out
+		// (clib.Prepared.CallParams), as Launch makes them: the launch's
+		// transition alone.
+		{"RawParamsLaunch3Args", opSetLaunch3, 200, env.rawParamsLaunch(env.nop3, 3), drainDevice},
 		{"CopyHtoD4K", opSetHtoD4K, 200, func() error { return be.CopyHtoD(0, env.dev, env.host) }, nil},
 		{"CopyDtoH4K", opSetDtoH4K, 200, func() error { return be.CopyDtoH(0, env.host, env.dev) }, nil},
 		{"StreamSynchronize", opSetStreamSync, 2000, func() error { return env.st.Synchronize() }, nil},
@@ -330,6 +334,23 @@ func (e *pairedEnv) rawLaunch(fn device.Function, args []any) func() error {
 	call := []uintptr{h.Handle(), 1, 1, 1, 1, 1, 1, 0, 0, uintptr(unsafe.Pointer(&ptrs[0])), 0}
 	return func() error {
 		if r0, r1 := e.launchFn.CallAfter(&e.setFn, e.ctxArgs, call); clib.Code(r0)|clib.Code(r1) != 0 {
+			return fmt.Errorf("cuCtxSetCurrent, cuLaunchKernel = %d, %d", clib.Code(r0), clib.Code(r1))
+		}
+		return nil
+	}
+}
+
+// rawParamsLaunch is rawLaunch through clib.Prepared.CallParams, the
+// values of nop3's arguments laid out by the trampoline.
+func (e *pairedEnv) rawParamsLaunch(fn device.Function, n int) func() error {
+	p := e.launchFn.Prepare(&e.setFn, e.ctx)
+	h, _ := fn.(interface{ Handle() uintptr })
+	kernel := h.Handle()
+	var vals [clib.MaxParams]uint64
+	vals[0], vals[1], vals[2] = uint64(e.p), uint64(e.p+8), 1000
+	return func() error {
+		call := [11]uintptr{kernel, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}
+		if r0, r1 := p.CallParams(call[:], 9, &vals, n); clib.Code(r0)|clib.Code(r1) != 0 {
 			return fmt.Errorf("cuCtxSetCurrent, cuLaunchKernel = %d, %d", clib.Code(r0), clib.Code(r1))
 		}
 		return nil
