@@ -68,6 +68,7 @@ func goFloorRows(b *testing.B, e *pairedEnv) map[string]func() error {
 		"EventRecord":       record,
 		// The Raw rows (clib's transition alone) against the same floors.
 		"RawSynchronize":       sync,
+		"PreparedSynchronize":  sync,
 		"RawStreamSynchronize": streamSync,
 		"RawEventRecord":       record,
 		"RawLaunch3Args": func() error {

@@ -114,6 +114,9 @@ func pairedRows(be *driver.Backend, env *pairedEnv) []pairedRow {
 		{"SetCurrent", opSetCurrent, 20000, func() error { return be.SetCurrent(0) }, nil},
 		{"Synchronize", syncOp, 2000, func() error { return be.Synchronize(0) }, nil},
 		{"RawSynchronize", syncOp, 2000, env.rawSync, nil},
+		// Synchronize's prepared call kept in the benchmark's own memory:
+		// the backend's Go path, apart from where its call is kept.
+		{"PreparedSynchronize", syncOp, 2000, env.preparedSync(), nil},
 		{"SynchronizeVsSetSync", opSynchronize, 2000, func() error { return be.Synchronize(0) }, nil},
 		// The floor of any Go caller: cuCtxSetCurrent and cuCtxSynchronize
 		// through clib's transition alone (one runtime.cgocall), no backend.
@@ -352,6 +355,23 @@ func (e *pairedEnv) rawParamsLaunch(fn device.Function, n int) func() error {
 		call := [11]uintptr{kernel, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}
 		if r0, r1 := p.CallParams(call[:], 9, &vals, n); clib.Code(r0)|clib.Code(r1) != 0 {
 			return fmt.Errorf("cuCtxSetCurrent, cuLaunchKernel = %d, %d", clib.Code(r0), clib.Code(r1))
+		}
+		return nil
+	}
+}
+
+// preparedSync is rawSync's call prepared (clib.Prepared), as the
+// backend prepares its own, and kept here.
+func (e *pairedEnv) preparedSync() func() error {
+	p := new(clib.Prepared)
+	if e.syncV2Fn.OK() {
+		*p = e.syncV2Fn.Prepare(nil, 0, e.ctx)
+	} else {
+		*p = e.syncFn.Prepare(&e.setFn, e.ctx)
+	}
+	return func() error {
+		if r0, r1 := p.Call(); clib.Code(r0)|clib.Code(r1) != 0 {
+			return fmt.Errorf("prepared synchronize = %d, %d", clib.Code(r0), clib.Code(r1))
 		}
 		return nil
 	}
