@@ -80,7 +80,11 @@ const MaxParams = 16
 // kernelParams. The values and the array are laid out for the call in C
 // memory of the trampoline's own (the calling thread's system stack, as a
 // C caller's locals are) and are gone when it returns, so the C function
-// must not keep them (a launch's parameters are copied before it returns).
+// must not keep them. cuLaunchKernel's kernelParams are such: cuda.h
+// says each pointer is to "a region of memory from which the actual
+// kernel parameter will be copied", and C callers pass arrays of their
+// own locals that end with the call; this path passed every GPU test on
+// an H100 (launches, graphs captured from launches) before it was kept.
 // No Go memory reaches C, nothing is allocated and no buffer is shared.
 func (p *Prepared) CallParams(args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
 	if uint(n) > MaxParams || uint(at) >= uint(len(args)) || len(args) > 11 {

@@ -21,9 +21,9 @@ type Stream struct {
 	// launches serialises the stream's launches: goroutines that launch
 	// on one stream take turns here, in Go, instead of in the driver,
 	// which queues one launch at a time on a stream anyway. On an H100,
-	// 16 and 64 goroutines on one stream made 1.3-1.4x the launches a
-	// second this way that they made waiting in the driver (and C's
-	// threads make there); one goroutine pays an uncontended lock
+	// 64 goroutines on one stream made 1.3-1.5x the launches a second
+	// this way that they made waiting in the driver, 16 about 1.1x (C's
+	// threads wait there too); one goroutine pays an uncontended lock
 	// (docs/benchmarks.md). Beside the fields a launch reads.
 	launches sync.Mutex
 	b        *Backend

@@ -311,8 +311,8 @@ func (e *pairedEnv) rawSync() error {
 // 8-byte slot per value): Launch's calls with no backend.
 func (e *pairedEnv) rawLaunch(fn device.Function, args []any) func() error {
 	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
-	if err != nil {
-		panic(err)
+	if err != nil { // the row's first call says so
+		return func() error { return fmt.Errorf("rawLaunch: mapping its parameters: %w", err) }
 	}
 	ptrs := (*[driver.MaxLaunchArgs]uintptr)(unsafe.Pointer(&mem[0]))
 	vals := (*[driver.MaxLaunchArgs]uint64)(unsafe.Pointer(&mem[8*driver.MaxLaunchArgs]))
@@ -329,7 +329,7 @@ func (e *pairedEnv) rawLaunch(fn device.Function, args []any) func() error {
 		case float64:
 			vals[i] = math.Float64bits(x)
 		default:
-			panic(fmt.Sprintf("rawLaunch: argument %d is a %T", i, a))
+			return func() error { return fmt.Errorf("rawLaunch: argument %d is a %T, which it does not lay out", i, a) }
 		}
 		ptrs[i] = uintptr(unsafe.Pointer(&vals[i]))
 	}
