@@ -169,13 +169,13 @@ func TestCallbackGrowsStack(t *testing.T) {
 				p := s.params.Prepare(&s.pre, d)
 				var vals [MaxParams]uint64
 				vals[0], vals[1], vals[2] = 100, 1000, 10000
-				r0, r1 := p.CallParams([]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 3}, 9, &vals, 3)
+				r0, r1 := p.CallParams(&[11]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 3}, 9, &vals, 3)
 				return []uintptr{r0 & 0xffffffff, r1}
 			}, []uintptr{0, 45 + 100 + 2000 + 30000}},
 			{"CallParams: pre calls back and fails", func() []uintptr {
 				p := s.params.Prepare(&s.preFail, d)
 				var vals [MaxParams]uint64
-				r0, r1 := p.CallParams([]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1}, 9, &vals, 1)
+				r0, r1 := p.CallParams(&[11]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1}, 9, &vals, 1)
 				return []uintptr{r0, r1}
 			}, []uintptr{777 + d, 0}},
 		}...)

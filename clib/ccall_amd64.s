@@ -128,26 +128,26 @@ done:
 	MOVQ CX, 112(AX)
 	RET
 
-// cparams calls block.fn(block.args[0..10]) after block.pre(block.preArg)
-// as ctramp does, with one argument, block.args[block.at], replaced by the
-// address of an array of pointers to block.n 8-byte values (a kernel's
-// parameters: cuLaunchKernel's kernelParams), or by 0 when n is 0. The
-// values and the array are laid out in this frame, on the system stack,
-// which is neither Go's heap nor a goroutine's stack: memory that C may
-// read for the call as a C caller's locals, and gone after it (the driver
-// copies a launch's parameters before cuLaunchKernel returns). The values
-// are read from block.vals (the caller's array, on its goroutine's stack)
-// before any C call, so a stack that moves during one does not matter;
-// the results are written as ctramp writes them. The block (ccall_fast.go
-// pblock):
+// cparams calls block.fn(args[0..10]) after block.pre(block.preArg) as
+// ctramp does, args being the caller's eleven words (block.args points to
+// them), with one argument, args[block.at], replaced by the address of an
+// array of pointers to block.n 8-byte values (a kernel's parameters:
+// cuLaunchKernel's kernelParams), or by 0 when n is 0. The values and the
+// array are laid out in this frame, on the system stack, which is neither
+// Go's heap nor a goroutine's stack: memory that C may read for the call
+// as a C caller's locals, and gone after it (the driver copies a launch's
+// parameters before cuLaunchKernel returns). The arguments and the values
+// are read from the caller's arrays (on its goroutine's stack) before any
+// C call, so a stack that moves during one does not matter; the results
+// are written as ctramp writes them. The block (ccall_fast.go pblock):
 //	0   fn
 //	8   pre (0: none)
 //	16  preArg
-//	24  args[0] .. 104 args[10]
-//	112 vals (a pointer to at most 16 values)
-//	120 n
-//	128 at (0..10)
-//	136 r0, 144 r1
+//	24  args (a pointer to eleven words)
+//	32  vals (a pointer to at most 16 values)
+//	40  n
+//	48  at (0..10)
+//	56  r0, 64 r1
 // The frame (384 bytes and the saved BP; SP 16-byte aligned at each CALL):
 //	0..32     args[6..10] on the C stack
 //	40        the block's distance below the top of the goroutine's stack
@@ -167,31 +167,32 @@ TEXT cparams<>(SB), NOSPLIT, $384
 	MOVQ AX, 56(SP)
 	MOVQ 0(R11), AX
 	MOVQ AX, 64(SP)
-	MOVQ 24(R11), AX
+	MOVQ 24(R11), SI
+	MOVQ 0(SI), AX
 	MOVQ AX, 72(SP)
-	MOVQ 32(R11), AX
+	MOVQ 8(SI), AX
 	MOVQ AX, 80(SP)
-	MOVQ 40(R11), AX
+	MOVQ 16(SI), AX
 	MOVQ AX, 88(SP)
-	MOVQ 48(R11), AX
+	MOVQ 24(SI), AX
 	MOVQ AX, 96(SP)
-	MOVQ 56(R11), AX
+	MOVQ 32(SI), AX
 	MOVQ AX, 104(SP)
-	MOVQ 64(R11), AX
+	MOVQ 40(SI), AX
 	MOVQ AX, 112(SP)
-	MOVQ 72(R11), AX
+	MOVQ 48(SI), AX
 	MOVQ AX, 0(SP)
-	MOVQ 80(R11), AX
+	MOVQ 56(SI), AX
 	MOVQ AX, 8(SP)
-	MOVQ 88(R11), AX
+	MOVQ 64(SI), AX
 	MOVQ AX, 16(SP)
-	MOVQ 96(R11), AX
+	MOVQ 72(SI), AX
 	MOVQ AX, 24(SP)
-	MOVQ 104(R11), AX
+	MOVQ 80(SI), AX
 	MOVQ AX, 32(SP)
 	// The values and their addresses.
-	MOVQ 112(R11), SI
-	MOVQ 120(R11), CX
+	MOVQ 32(R11), SI
+	MOVQ 40(R11), CX
 	XORL BX, BX
 	XORL DX, DX
 	TESTQ CX, CX
@@ -208,7 +209,7 @@ copy:
 placed:
 	// DX (the array, or 0) into argument at: a register's slot
 	// (72 + 8*at) or a stack slot (8*(at-6)).
-	MOVQ 128(R11), BX
+	MOVQ 48(R11), BX
 	LEAQ 72(SP)(BX*8), AX
 	CMPQ BX, $6
 	JLT slot
@@ -239,7 +240,7 @@ done:
 	CALL _cgo_topofstack(SB)
 	SUBQ 40(SP), AX
 	MOVQ 48(SP), CX
-	MOVQ CX, 136(AX)
+	MOVQ CX, 56(AX)
 	MOVQ 56(SP), CX
-	MOVQ CX, 144(AX)
+	MOVQ CX, 64(AX)
 	RET

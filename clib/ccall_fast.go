@@ -125,7 +125,7 @@ func ccallPreparedArgs(p *Prepared, args []uintptr) (r0, r1 uintptr) {
 // pblock is cparams's block; its layout is the assembly's.
 type pblock struct {
 	fn, pre, preArg uintptr
-	args            [11]uintptr
+	args            *[11]uintptr
 	vals            *[MaxParams]uint64
 	n, at           uintptr
 	r0, r1          uintptr
@@ -134,12 +134,11 @@ type pblock struct {
 var cparamsABI0 uintptr // cparams's address, set in ccall_amd64.s
 
 // ccallParams makes p's call with args, args[at] replaced by the address
-// of pointers to vals laid out by the trampoline on the system stack.
-func ccallParams(p *Prepared, args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
-	var b pblock
-	b.fn, b.pre, b.preArg = p.fn, p.pre, p.preArg
-	copy(b.args[:], args)
-	b.vals, b.n, b.at = vals, uintptr(n), uintptr(at)
+// of pointers to vals laid out by the trampoline on the system stack. The
+// block points to the caller's arrays, which the trampoline reads before
+// any C call: nothing is copied here.
+func ccallParams(p *Prepared, args *[11]uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+	b := pblock{fn: p.fn, pre: p.pre, preArg: p.preArg, args: args, vals: vals, n: uintptr(n), at: uintptr(at)}
 	runtime_cgocall(cparamsABI0, unsafe.Pointer(&b))
 	return b.r0, b.r1
 }

@@ -56,6 +56,6 @@ func ccallPreparedArgs(p *Prepared, args []uintptr) (r0, r1 uintptr) {
 }
 
 // ccallParams is never reached here either.
-func ccallParams(p *Prepared, args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+func ccallParams(p *Prepared, args *[11]uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
 	panic("clib: a Prepared call on a platform without the trampoline")
 }

@@ -74,21 +74,24 @@ func (p *Prepared) CallArgs(args []uintptr) (r0, r1 uintptr) {
 // MaxParams is the most values CallParams lays out.
 const MaxParams = 16
 
-// CallParams is CallArgs with args[at] replaced by the address of an array
-// of pointers to vals[:n] (n at most MaxParams), each in an 8-byte slot,
-// or by 0 when n is 0: a kernel's parameters, cuLaunchKernel's
-// kernelParams. The values and the array are laid out for the call in C
-// memory of the trampoline's own (the calling thread's system stack, as a
-// C caller's locals are) and are gone when it returns, so the C function
-// must not keep them. cuLaunchKernel's kernelParams are such: cuda.h
-// says each pointer is to "a region of memory from which the actual
-// kernel parameter will be copied", and C callers pass arrays of their
-// own locals that end with the call; this path passed every GPU test on
-// an H100 (launches, graphs captured from launches) before it was kept.
-// No Go memory reaches C, nothing is allocated and no buffer is shared.
-func (p *Prepared) CallParams(args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
-	if uint(n) > MaxParams || uint(at) >= uint(len(args)) || len(args) > 11 {
-		panic("clib: CallParams: " + strconv.Itoa(n) + " values for argument " + strconv.Itoa(at) + " of " + strconv.Itoa(len(args)))
+// CallParams is CallArgs with args (fn's eleven words; the ones past fn's
+// own are ignored) in place of the prepared ones and args[at] replaced by
+// the address of an array of pointers to vals[:n] (n at most MaxParams),
+// each in an 8-byte slot, or by 0 when n is 0: a kernel's parameters,
+// cuLaunchKernel's kernelParams. The values and the array are laid out
+// for the call in C memory of the trampoline's own (the calling thread's
+// system stack, as a C caller's locals are) and are gone when it returns,
+// so the C function must not keep them. cuLaunchKernel's kernelParams are
+// such: cuda.h says each pointer is to "a region of memory from which the
+// actual kernel parameter will be copied", and C callers pass arrays of
+// their own locals that end with the call; this path passed every GPU
+// test on an H100 (launches, graphs captured from launches) before it was
+// kept. The trampoline reads args and vals where the caller keeps them
+// (nothing is copied on the way), no Go memory reaches C, nothing is
+// allocated and no buffer is shared.
+func (p *Prepared) CallParams(args *[11]uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+	if uint(n) > MaxParams || uint(at) >= uint(len(args)) || args == nil || vals == nil {
+		panic("clib: CallParams: " + strconv.Itoa(n) + " values for argument " + strconv.Itoa(at) + " (arguments or values missing, or out of range)")
 	}
 	if t := tracer.Load(); t != nil {
 		return p.tracedParams(t, args, at, vals, n)
@@ -100,7 +103,7 @@ func (p *Prepared) CallParams(args []uintptr, at int, vals *[MaxParams]uint64, n
 // there is one, and fn's, the laid-out argument shown as a pointer.
 //
 //go:noinline
-func (p *Prepared) tracedParams(t *traceLog, args []uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
+func (p *Prepared) tracedParams(t *traceLog, args *[11]uintptr, at int, vals *[MaxParams]uint64, n int) (r0, r1 uintptr) {
 	start := time.Now()
 	r0, r1 = ccallParams(p, args, at, vals, n)
 	d := time.Since(start)
@@ -110,7 +113,11 @@ func (p *Prepared) tracedParams(t *traceLog, args []uintptr, at int, vals *[MaxP
 			return r0, r1
 		}
 	}
-	t.logged(p.f, args, r1, d) // the laid-out argument as the caller gave it: its Sig shows a pointer as "*"
+	shown := args[:] // the laid-out argument as the caller gave it: its Sig shows a pointer as "*"
+	if k := len(p.f.sig); k > 0 && k < len(shown) {
+		shown = shown[:k] // fn's own arguments
+	}
+	t.logged(p.f, shown, r1, d)
 	return r0, r1
 }
 

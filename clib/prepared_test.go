@@ -35,11 +35,11 @@ func TestCallParams(t *testing.T) {
 		full[i] = uint64(i*i + 1)
 		wantFull += uintptr(i*i+1) * uintptr(i+1)
 	}
-	list := func(n int) []uintptr { return []uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0xdead, uintptr(n)} }
+	list := func(n int) *[11]uintptr { return &[11]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0xdead, uintptr(n)} }
 	cases := []struct {
 		name string
 		p    *Prepared
-		args []uintptr
+		args *[11]uintptr
 		at   int
 		n    int
 		want uintptr
@@ -47,25 +47,27 @@ func TestCallParams(t *testing.T) {
 		{"three values, on the C stack", &eleven, list(3), 9, 3, 45 + 1*1 + 2*2 + 5*3},
 		{"every value", &eleven, list(MaxParams), 9, MaxParams, 45 + wantFull},
 		{"no values: a null array", &eleven, list(0), 9, 0, ^uintptr(45)}, // -1 - 45
-		{"in a register", &first, []uintptr{0xdead, 2}, 0, 2, 1 + 2*2},
+		{"in a register", &first, &[11]uintptr{0xdead, 2}, 0, 2, 1 + 2*2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			before := *tc.args
 			r0, r1 := tc.p.CallParams(tc.args, tc.at, &full, tc.n)
 			assert.Zero(t, r0, "no pre")
 			assert.Equal(t, tc.want, r1)
-			assert.Equal(t, uintptr(0xdead), tc.args[tc.at], "the caller's list is left as it was")
+			assert.Equal(t, before, *tc.args, "the caller's list is left as it was")
 		})
 	}
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
 		l := [11]uintptr{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 3}
-		eleven.CallParams(l[:], 9, &full, 3)
+		eleven.CallParams(&l, 9, &full, 3)
 	}))
 	for _, bad := range []struct {
-		args  []uintptr
+		args  *[11]uintptr
+		vals  *[MaxParams]uint64
 		at, n int
-	}{{list(3), 9, MaxParams + 1}, {list(3), 11, 3}, {list(3), -1, 3}, {make([]uintptr, 12), 9, 3}} {
-		assert.Panics(t, func() { eleven.CallParams(bad.args, bad.at, &full, bad.n) }, "at %d, n %d, %d arguments", bad.at, bad.n, len(bad.args))
+	}{{list(3), &full, 9, MaxParams + 1}, {list(3), &full, 11, 3}, {list(3), &full, -1, 3}, {nil, &full, 9, 3}, {list(3), nil, 9, 3}} {
+		assert.Panics(t, func() { eleven.CallParams(bad.args, bad.at, bad.vals, bad.n) }, "at %d, n %d, arguments %v, values %v", bad.at, bad.n, bad.args != nil, bad.vals != nil)
 	}
 }
 

@@ -55,29 +55,20 @@ type Backend struct {
 	pci          pciState        // the vendor's accelerators in sysfs (Record, Unusable)
 	mgmt         managementState // the management library's memory facts (WithManagementMemory)
 
-	_   [64]byte // no line of hot is shared with a field written after the load (cur)
-	hot [hotDevices]hotSync
+	_ [64]byte // no line of hot is shared with a field written after the load (cur)
+	// hot are the first devices' synchronize, prepared (the selector's
+	// clib.Prepared), each copied into an allocation of its own: 64
+	// bytes, which the allocator places on a cache line of their own.
+	// Synchronize then reads hot's line and that one before its call,
+	// where the general way follows the state, the device and its
+	// selector, each a dependent load that a real driver's call before
+	// it has left cold (docs/benchmarks.md). Set once, by the first
+	// Synchronize that finds it empty.
+	hot [hotDevices]atomic.Pointer[clib.Prepared]
 }
 
-// hotSync is one of the first devices' synchronize, prepared (the
-// selector's clib.Prepared), kept in the backend itself: Synchronize then
-// reads one line of the backend's before its call, where the general way
-// follows the state, the device and its selector, each a dependent load
-// that a real driver's call before it has left cold (docs/benchmarks.md).
-// Written once, by the first Synchronize that finds it empty.
-type hotSync struct {
-	state atomic.Uint32 // hotEmpty, hotWriting, hotReady
-	sync  clib.Prepared
-}
-
-// hotDevices is how many devices have a hotSync.
+// hotDevices is how many devices have a prepared synchronize in hot.
 const hotDevices = 8
-
-const (
-	hotEmpty = iota
-	hotWriting
-	hotReady
-)
 
 // Option configures New.
 type Option func(*options)
@@ -249,8 +240,8 @@ func (b *Backend) SetCurrent(index int) error {
 // Synchronize waits for all work on device index (-1: the current device).
 func (b *Backend) Synchronize(index int) error {
 	if uint(index) < hotDevices {
-		if h := &b.hot[index]; h.state.Load() == hotReady {
-			if _, r := h.sync.Call(); clib.Code(r) != 0 {
+		if p := b.hot[index].Load(); p != nil {
+			if _, r := p.Call(); clib.Code(r) != 0 {
 				s, d, _ := b.device(index) // loaded: hot is written after the load
 				return s.opErr(OpSynchronizeContext, d, s.api.failed(OpSynchronizeContext, clib.Code(r)))
 			}
@@ -277,11 +268,9 @@ func (b *Backend) synchronize(index int) error {
 		// One call that names the context (cuCtxSynchronize_v2), prepared
 		// with the selector: the thread's current context stays as it
 		// was, nothing needs the thread, and success costs one compare.
-		if uint(d.ordinal) < hotDevices {
-			if h := &b.hot[d.ordinal]; h.state.CompareAndSwap(hotEmpty, hotWriting) {
-				h.sync = sel.sync
-				h.state.Store(hotReady)
-			}
+		if uint(d.ordinal) < hotDevices && b.hot[d.ordinal].Load() == nil {
+			p := sel.sync
+			b.hot[d.ordinal].CompareAndSwap(nil, &p)
 		}
 		if _, r := sel.sync.Call(); clib.Code(r) != 0 {
 			return s.opErr(OpSynchronizeContext, d, s.api.failed(OpSynchronizeContext, clib.Code(r)))

@@ -224,11 +224,14 @@ func argValue(i int, a any, want uint16) (uint64, error) {
 // is queued, and a fault in the kernel shows at the next synchronizing call
 // (Synchronize, CopyDtoH, CopyHtoD on the same device).
 func (b *Backend) Launch(index int, fn device.Function, grid, block [3]uint32, sharedMem uint32, args ...any) error {
-	// A live function of this backend's modules, its launch prepared, on
-	// its own device: the backend is loaded and launches (the module was
-	// loaded there), so what remains is the launch itself.
-	if f, ok := fn.(*Function); ok && f != nil && f.call.OK() && index == f.ordinal && f.m.b == b && !f.m.gone.Load() {
-		return f.m.s.launchTurn(&f.m.launches, f, 0, grid, block, sharedMem, args)
+	// The common case, in as few lines of code and memory as it can
+	// (after a real driver's launch little of either is cached): a live
+	// function of this backend's modules, on its own device, given as
+	// many arguments as its kernel takes (the driver told how many: -1
+	// where it did not), its launch prepared.
+	if f, ok := fn.(*Function); ok && f != nil && index == f.ordinal && len(args) == f.nparams && f.direct() &&
+		f.m.b == b && !f.m.gone.Load() {
+		return f.launchDirect(&f.m.launches, 0, grid, block, sharedMem, args)
 	}
 	return b.launchChecked(index, fn, grid, block, sharedMem, args)
 }
@@ -255,15 +258,7 @@ func (b *Backend) launchChecked(index int, fn device.Function, grid, block [3]ui
 		return fmt.Errorf("%w: %s: Launch on device %d of function %q of module %q, which is loaded on device %d",
 			device.ErrInvalidValue, b.v.Type, index, f.name, f.m.label, f.ordinal)
 	}
-	return s.launchTurn(&f.m.launches, f, 0, grid, block, sharedMem, args)
-}
-
-// launchTurn is launch holding turn, the lock of the stream launched on:
-// launches on one stream take turns in Go (Stream.launches).
-func (s *state) launchTurn(turn *sync.Mutex, f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
-	turn.Lock()
-	defer turn.Unlock()
-	return s.launch(f, stream, grid, block, sharedMem, args)
+	return s.launch(&f.m.launches, f, 0, grid, block, sharedMem, args)
 }
 
 // function checks that fn is a live kernel of this backend.
@@ -280,17 +275,28 @@ func (b *Backend) function(fn device.Function) (*Function, error) {
 	return f, nil
 }
 
-// launch queues f on stream (0: the default stream) of f's device.
-func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
+// launch queues f on stream (0: the default stream) of f's device, taking
+// turn, the lock of the stream launched on, for the call: launches on one
+// stream take turns in Go (Stream.launches).
+func (s *state) launch(turn *sync.Mutex, f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
 	if len(args) > MaxLaunchArgs {
 		return fmt.Errorf("%w: %s: Launch %q: %d arguments, at most %d", device.ErrInvalidValue, s.v.Type, f.name, len(args), MaxLaunchArgs)
 	}
 	if f.nparams >= 0 && len(args) != f.nparams {
 		return fmt.Errorf("%w: %s: Launch %q: the kernel takes %d argument(s), Launch was given %d", device.ErrInvalidValue, s.v.Type, f.name, f.nparams, len(args))
 	}
-	if f.call.OK() && f.nparams >= 0 && len(args) <= clib.MaxParams {
-		return s.launchParams(f, stream, grid, block, sharedMem, args)
+	if f.direct() {
+		return f.launchDirect(turn, stream, grid, block, sharedMem, args)
 	}
+	turn.Lock()
+	defer turn.Unlock()
+	return s.launchBuffered(f, stream, grid, block, sharedMem, args)
+}
+
+// launchBuffered is a launch whose values go through a launch buffer: the
+// kernel's parameters not told, more than clib lays out, or no prepared
+// call.
+func (s *state) launchBuffered(f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
 	sl := slotHere()
 	lb, err := getLaunchBuf(sl)
 	if err != nil {
@@ -307,8 +313,7 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 		params = uintptr(unsafe.Pointer(&lb.ptrs[0]))
 	}
 	if f.call.OK() {
-		// The prepared call (the kernel's parameters not told, or more
-		// than clib lays out), its list on this goroutine's stack (clib
+		// The prepared call, its list on this goroutine's stack (clib
 		// prepares calls only where it keeps lists in place: StackLists).
 		call := [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, params, 0}
@@ -333,28 +338,74 @@ func (s *state) launch(f *Function, stream uintptr, grid, block [3]uint32, share
 	return s.launchErr(f, selected, launched)
 }
 
-// launchParams is launch's common case: a prepared call (f.call) of a
-// kernel whose parameters the driver told (so it reads exactly len(args)
-// of them), at most clib.MaxParams. The values go from this goroutine's
-// stack to clib's trampoline, which lays them and kernelParams out in C
-// memory of its own for the call (clib.Prepared.CallParams): no launch
-// buffer, no shared line, nothing to give back.
-func (s *state) launchParams(f *Function, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
+// direct reports whether f launches the direct way (launchDirect): a
+// prepared call (f.call) of a kernel whose parameters the driver told
+// (so it reads exactly nparams of them), at most clib.MaxParams. A caller
+// checks that it was given nparams arguments.
+func (f *Function) direct() bool { return uint(f.nparams) <= clib.MaxParams && f.call.OK() }
+
+// launchDirect is launch's common case (direct): the values read from
+// args onto this goroutine's stack before the stream's turn is taken,
+// then, holding it, the prepared call, whose trampoline lays them and
+// kernelParams out in C memory of its own for the call
+// (clib.Prepared.CallParams): no launch buffer, no shared line, nothing
+// to give back.
+func (f *Function) launchDirect(turn *sync.Mutex, stream uintptr, grid, block [3]uint32, sharedMem uint32, args []any) error {
 	var vals [clib.MaxParams]uint64
 	for i, a := range args {
-		v, err := argValue(i, a, f.psize[i])
-		if err != nil {
-			return fmt.Errorf("%s: Launch %q: %w", s.v.Type, f.name, err)
+		v, ok := paramValue(a, f.psize[i])
+		if !ok {
+			var err error
+			if v, err = argValue(i, a, f.psize[i]); err != nil {
+				return f.argErr(err)
+			}
 		}
 		vals[i] = v
 	}
-	call := [11]uintptr{f.h, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
-		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(sharedMem), stream, 0, 0}
-	selected, launched := f.call.CallParams(call[:], launchParamsArg, &vals, len(args))
+	// Element by element: a composite literal is built in a temporary
+	// and copied, whose wide loads stall on the narrow stores just made.
+	var call [11]uintptr
+	call[0] = f.h
+	call[1], call[2], call[3] = uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2])
+	call[4], call[5], call[6] = uintptr(block[0]), uintptr(block[1]), uintptr(block[2])
+	call[7], call[8] = uintptr(sharedMem), stream
+	turn.Lock()
+	defer turn.Unlock()
+	selected, launched := f.call.CallParams(&call, launchParamsArg, &vals, len(args))
 	if c0, c1 := clib.Code(selected), clib.Code(launched); c0|c1 != 0 {
-		return s.launchErr(f, c0, c1)
+		return f.m.s.launchErr(f, c0, c1)
 	}
 	return nil
+}
+
+// paramValue is argValue's common cases, small enough to inline: a
+// value of one of the types launches mostly pass, of the parameter's
+// size want. ok is false for the rest, which argValue decides (other
+// types, and every error).
+func paramValue(a any, want uint16) (v uint64, ok bool) {
+	switch x := a.(type) {
+	case device.Ptr:
+		return uint64(x), want == 8
+	case uint32:
+		return uint64(x), want == 4
+	case int32:
+		return uint64(uint32(x)), want == 4
+	case uint64:
+		return x, want == 8
+	case float32:
+		return uint64(math.Float32bits(x)), want == 4
+	case float64:
+		return math.Float64bits(x), want == 8
+	}
+	return 0, false
+}
+
+// argErr is a launch's error for an argument argValue refused (out of
+// line: the direct launch stays small).
+//
+//go:noinline
+func (f *Function) argErr(err error) error {
+	return fmt.Errorf("%s: Launch %q: %w", f.m.s.v.Type, f.name, err)
 }
 
 // launchParamsArg is kernelParams's place among OpLaunchKernel's eleven

@@ -22,6 +22,7 @@ type Module struct {
 	// What a launch reads first, in one cache line.
 	b    *Backend
 	s    *state
+	dev  *devState
 	gone atomic.Bool
 	// launches serialises launches of the module's functions on the
 	// device's default stream, as Stream.launches does a stream's (kept
@@ -29,33 +30,40 @@ type Module struct {
 	// one device's default stream still meet in the driver, which is
 	// correct, only slower under contention).
 	launches sync.Mutex
-	dev      *devState
 	h        uintptr
 	label    string
 
 	mu sync.Mutex // serialises Unload
+	// The allocator places a 128-byte object at a multiple of 128 bytes
+	// (its size class's spans are page-aligned), so the line above is one
+	// cache line; TestLaunchRecordsLayout keeps the size.
+	_ [56]byte
 }
 
 var _ device.LoadedModule = (*Module)(nil)
 
 // Function is a kernel of a Module, for Launch: a device.Function.
 type Function struct {
-	// What a launch reads comes first, in as few cache lines as it can:
-	// a real driver's launch leaves little of them cached for the next.
+	// What a launch reads comes first, in the first two cache lines (a
+	// pair, which processors fetch together): a real driver's launch
+	// leaves little of them cached for the next.
 	h       uintptr
 	m       *Module
 	ordinal int // m's device, for the check that a launch names it
-	// call is the launch prepared (cuLaunchKernel after the device's
-	// selection: clib.Prepared), the eleven arguments given at each
-	// launch; not OK where the vendor's shape or the platform has none,
-	// and a launch then goes the general way.
-	call clib.Prepared
 	// nparams is how many parameters the kernel takes and psize each
 	// one's size, where the driver says (OpFuncGetParamInfo); nparams is
 	// -1 where it cannot.
 	nparams int
-	psize   [MaxLaunchArgs]uint16
-	name    string
+	// call is the launch prepared (cuLaunchKernel after the device's
+	// selection: clib.Prepared), the eleven arguments given at each
+	// launch; not OK where the vendor's shape or the platform has none,
+	// and a launch then goes the general way.
+	call  clib.Prepared
+	psize [MaxLaunchArgs]uint16
+	name  string
+	// 256 bytes: the allocator places such an object at a multiple of
+	// 256, so the fields above start a cache line (TestLaunchRecordsLayout).
+	_ [16]byte
 }
 
 var _ device.Function = (*Function)(nil)

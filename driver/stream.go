@@ -185,6 +185,17 @@ func (st *Stream) do(op string, f func(a *api) error) error {
 
 // Launch queues fn on the stream (see Backend.Launch for args).
 func (st *Stream) Launch(fn device.Function, grid, block [3]uint32, sharedMem uint32, args ...any) error {
+	// The common case first, as Backend.Launch's: a live function of
+	// this stream's device, as many arguments as it takes, its launch
+	// prepared.
+	if f, ok := fn.(*Function); ok && f != nil && f.m.dev == st.dev && len(args) == f.nparams && f.direct() &&
+		!st.gone.Load() && f.m.b == st.b && !f.m.gone.Load() {
+		if err := f.launchDirect(&st.launches, st.h[0], grid, block, sharedMem, args); err != nil {
+			return err
+		}
+		st.captured(f.m)
+		return nil
+	}
 	if st.gone.Load() {
 		return st.released("Launch")
 	}
@@ -201,13 +212,19 @@ func (st *Stream) Launch(fn device.Function, grid, block [3]uint32, sharedMem ui
 		return fmt.Errorf("%w: %s: function %q of module %q (device %d) launched on a stream of device %d",
 			device.ErrInvalidValue, st.s.v.Type, f.name, f.m.label, f.m.dev.ordinal, st.dev.ordinal)
 	}
-	if err := st.s.launchTurn(&st.launches, f, st.h[0], grid, block, sharedMem, args); err != nil {
+	if err := st.s.launch(&st.launches, f, st.h[0], grid, block, sharedMem, args); err != nil {
 		return err
 	}
-	if c := st.capt.Load(); c != nil {
-		c.note(f.m)
-	}
+	st.captured(f.m)
 	return nil
+}
+
+// captured notes m's launch in the stream's capture, where one is under
+// way (graph.go).
+func (st *Stream) captured(m *Module) {
+	if c := st.capt.Load(); c != nil {
+		c.note(m)
+	}
 }
 
 func (st *Stream) backend() *Backend { return st.b }

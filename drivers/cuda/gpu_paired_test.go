@@ -353,7 +353,7 @@ func (e *pairedEnv) rawParamsLaunch(fn device.Function, n int) func() error {
 	vals[0], vals[1], vals[2] = uint64(e.p), uint64(e.p+8), 1000
 	return func() error {
 		call := [11]uintptr{kernel, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}
-		if r0, r1 := p.CallParams(call[:], 9, &vals, n); clib.Code(r0)|clib.Code(r1) != 0 {
+		if r0, r1 := p.CallParams(&call, 9, &vals, n); clib.Code(r0)|clib.Code(r1) != 0 {
 			return fmt.Errorf("cuCtxSetCurrent, cuLaunchKernel = %d, %d", clib.Code(r0), clib.Code(r1))
 		}
 		return nil

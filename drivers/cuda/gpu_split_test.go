@@ -1,0 +1,107 @@
+//go:build gpu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/flagos-ai/flagshim/clib"
+	"github.com/flagos-ai/flagshim/device"
+)
+
+// BenchmarkGPUSplit sets two Go paths to the same driver calls against
+// each other directly, in rotating slices as BenchmarkGPUPaired does: a
+// row "A/B" reports A's median slice (ns/op), B's (b-ns/op) and the median
+// of the slices' A/B ratios (a/b). The paired rows give each path against
+// the Go floor in its own row, a few seconds apart, while the driver's own
+// time drifts between them (a Synchronize of 695 ns in one row, 374 ns in
+// the next); here the two paths meet in one row, so what separates them
+// is read without that drift, step by step:
+//
+//	Synchronize/Raw             the backend's Synchronize against clib's
+//	                            transition alone (CallList)
+//	Synchronize/Prepared        ... against its prepared call kept here
+//	Prepared/Raw                the prepared call against CallList
+//	StreamSynchronize/Raw       a stream's synchronize against CallAfter
+//	Launch3Args/RawParams       the backend's launch against the launch's
+//	                            trampoline alone, values laid out once
+//	ArgsParams/RawParams        ... the caller's []any read each call
+//	TurnParams/RawParams        ... inside a sync.Mutex, as a stream's turn
+//	AA rows                     a path against itself: the harness's bias
+func BenchmarkGPUSplit(b *testing.B) {
+	be := gpuBackend(b)
+	env := newPairedEnv(b, be)
+	beSync := func() error { return be.Synchronize(0) }
+	prepared := env.preparedSync()
+	drain := func() error { return be.Synchronize(0) }
+	a3 := nop3Args(env.p)
+	launch3 := func() error { return be.Launch(0, env.nop3, one, one, 0, a3...) }
+	raw3 := env.rawParamsLaunch(env.nop3, 3)
+	args3 := env.argsParamsLaunch(env.nop3, a3)
+	var turn sync.Mutex
+	turn3 := func() error {
+		turn.Lock()
+		defer turn.Unlock()
+		return raw3()
+	}
+	rows := []struct {
+		name  string
+		n     int
+		a, b  func() error
+		drain func() error
+	}{
+		{"AARawSynchronize", 2000, env.rawSync, env.rawSync, nil},
+		{"Synchronize/Raw", 2000, beSync, env.rawSync, nil},
+		{"Synchronize/Prepared", 2000, beSync, prepared, nil},
+		{"Prepared/Raw", 2000, prepared, env.rawSync, nil},
+		{"StreamSynchronize/Raw", 2000, env.st.Synchronize, env.rawStreamSync, nil},
+		{"AARawParams", 200, raw3, raw3, drain},
+		{"Launch3Args/RawParams", 200, launch3, raw3, drain},
+		{"ArgsParams/RawParams", 200, args3, raw3, drain},
+		{"TurnParams/RawParams", 200, turn3, raw3, drain},
+		{"Launch3Args/ArgsParams", 200, launch3, args3, drain},
+	}
+	for _, r := range rows {
+		b.Run(r.name, func(b *testing.B) {
+			rotate(b, []func() float64{
+				func() float64 { return timeSlice(b, r.n, r.a, r.drain) },
+				func() float64 { return timeSlice(b, r.n, r.b, r.drain) },
+			}, []string{"b-ns/op"}, []string{"a/b"})
+		})
+	}
+}
+
+// argsParamsLaunch is rawParamsLaunch with the values read from args, a
+// caller's []any of boxed values, on each call, as Launch reads them.
+func (e *pairedEnv) argsParamsLaunch(fn device.Function, args []any) func() error {
+	p := e.launchFn.Prepare(&e.setFn, e.ctx)
+	h, _ := fn.(interface{ Handle() uintptr })
+	kernel := h.Handle()
+	return func() error {
+		var vals [clib.MaxParams]uint64
+		for i, a := range args {
+			switch x := a.(type) {
+			case device.Ptr:
+				vals[i] = uint64(x)
+			case uint32:
+				vals[i] = uint64(x)
+			case uint64:
+				vals[i] = x
+			case float32:
+				vals[i] = uint64(math.Float32bits(x))
+			case float64:
+				vals[i] = math.Float64bits(x)
+			default:
+				return fmt.Errorf("argsParamsLaunch: argument %d is a %T, which it does not lay out", i, a)
+			}
+		}
+		call := [11]uintptr{kernel, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}
+		if r0, r1 := p.CallParams(&call, 9, &vals, len(args)); clib.Code(r0)|clib.Code(r1) != 0 {
+			return fmt.Errorf("cuCtxSetCurrent, cuLaunchKernel = %d, %d", clib.Code(r0), clib.Code(r1))
+		}
+		return nil
+	}
+}
