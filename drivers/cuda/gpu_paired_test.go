@@ -363,12 +363,21 @@ func (e *pairedEnv) rawParamsLaunch(fn device.Function, n int) func() error {
 // preparedSync is rawSync's call prepared (clib.Prepared), as the
 // backend prepares its own, and kept here.
 func (e *pairedEnv) preparedSync() func() error {
-	p := new(clib.Prepared)
+	return callPrepared(e.prepareSync(new(clib.Prepared)))
+}
+
+// prepareSync prepares rawSync's call into p.
+func (e *pairedEnv) prepareSync(p *clib.Prepared) *clib.Prepared {
 	if e.syncV2Fn.OK() {
 		*p = e.syncV2Fn.Prepare(nil, 0, e.ctx)
 	} else {
 		*p = e.syncFn.Prepare(&e.setFn, e.ctx)
 	}
+	return p
+}
+
+// callPrepared makes p's call.
+func callPrepared(p *clib.Prepared) func() error {
 	return func() error {
 		if r0, r1 := p.Call(); clib.Code(r0)|clib.Code(r1) != 0 {
 			return fmt.Errorf("prepared synchronize = %d, %d", clib.Code(r0), clib.Code(r1))
