@@ -128,6 +128,59 @@ done:
 	MOVQ CX, 112(AX)
 	RET
 
+// cprep makes a Prepared call (prepared.go): block.pre(block.preArg)
+// where pre is not 0 and, when its 32-bit result is 0, block.fn(a0, a1),
+// as ctramp does with a pre, but moving the five words such a call has
+// instead of ctramp's fourteen: the hot calls (a device's or a stream's
+// synchronize, an event's record) pay for nothing they do not use. As
+// ctramp, it reads the block before any C call and writes the results
+// into the block found again from the top of the goroutine's stack. The
+// block (ccall_fast.go prepBlock):
+//	0 fn, 8 pre (0: none), 16 preArg, 24 a0, 32 a1, 40 r0, 48 r1
+// The frame (48 bytes and the saved BP; SP 16-byte aligned at each CALL):
+//	0 the block's distance below the top of the goroutine's stack
+//	8 fn, 16 a0, 24 a1 (kept across pre's call), 32 r0, 40 r1
+GLOBL ·cprepABI0(SB), NOPTR|RODATA, $8
+DATA ·cprepABI0(SB)/8, $cprep<>(SB)
+TEXT cprep<>(SB), NOSPLIT, $48
+	MOVQ DI, R11
+	CALL _cgo_topofstack(SB)
+	SUBQ R11, AX
+	MOVQ AX, 0(SP)
+	MOVQ 0(R11), AX
+	MOVQ AX, 8(SP)
+	MOVQ 24(R11), AX
+	MOVQ AX, 16(SP)
+	MOVQ 32(R11), AX
+	MOVQ AX, 24(SP)
+	XORL AX, AX
+	MOVQ AX, 32(SP)
+	MOVQ AX, 40(SP)
+	MOVQ 8(R11), R10
+	TESTQ R10, R10
+	JEQ prepcall
+	MOVQ 16(R11), DI
+	XORL AX, AX
+	CALL R10
+	MOVQ AX, 32(SP)
+	TESTL AX, AX
+	JNE prepdone
+prepcall:
+	MOVQ 16(SP), DI
+	MOVQ 24(SP), SI
+	MOVQ 8(SP), R10
+	XORL AX, AX
+	CALL R10
+	MOVQ AX, 40(SP)
+prepdone:
+	CALL _cgo_topofstack(SB)
+	SUBQ 0(SP), AX
+	MOVQ 32(SP), CX
+	MOVQ CX, 40(AX)
+	MOVQ 40(SP), CX
+	MOVQ CX, 48(AX)
+	RET
+
 // cparams calls block.fn(args[0..10]) after block.pre(block.preArg) as
 // ctramp does, args being the caller's eleven words (block.args points to
 // them), with one argument, args[block.at], replaced by the address of an

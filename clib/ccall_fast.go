@@ -103,13 +103,21 @@ func ccallAfterLocked(pre uintptr, preArgs []uintptr, fn uintptr, args []uintptr
 	return r0, r1
 }
 
+// prepBlock is cprep's block; its layout is the assembly's.
+type prepBlock struct {
+	fn, pre, preArg uintptr
+	a0, a1          uintptr
+	r0, r1          uintptr
+}
+
+var cprepABI0 uintptr // cprep's address, set in ccall_amd64.s
+
 // ccallPrepared makes p's call with a0 as fn's first argument, in one
-// transition to C: the block is built from p's few words, nothing else.
+// transition to C, through cprep: the block is p's few words, nothing
+// else.
 func ccallPrepared(p *Prepared, a0 uintptr) (r0, r1 uintptr) {
-	var b cblock
-	b.fn, b.pre, b.preArg = p.fn, p.pre, p.preArg
-	b.args[0], b.args[1] = a0, p.args[1]
-	runtime_cgocall(ctrampABI0, unsafe.Pointer(&b))
+	b := prepBlock{fn: p.fn, pre: p.pre, preArg: p.preArg, a0: a0, a1: p.args[1]}
+	runtime_cgocall(cprepABI0, unsafe.Pointer(&b))
 	return b.r0, b.r1
 }
 

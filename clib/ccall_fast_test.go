@@ -11,7 +11,10 @@ import "testing"
 // calls then cost twice as much), this file no longer compiles where it
 // should, and the test run fails.
 func TestHotCallsTakeTheTrampoline(t *testing.T) {
-	if ctrampABI0 == 0 {
-		t.Fatal("the trampoline's address is 0: CallList, CallThen and CallAfter would call nothing")
+	for name, addr := range map[string]uintptr{"ctramp (CallList, CallThen, CallAfter, CallArgs)": ctrampABI0,
+		"cprep (Prepared's Call and CallWith)": cprepABI0, "cparams (CallParams)": cparamsABI0} {
+		if addr == 0 {
+			t.Errorf("%s's address is 0: its calls would call nothing", name)
+		}
 	}
 }
