@@ -15,6 +15,8 @@
 #   scripts/bench-ratio.sh run [N]     # there, from the repository root: N rounds (default 5)
 #   scripts/bench-ratio.sh paired [N]  # there: the paired benchmarks, N counts (default 5)
 #   scripts/bench-ratio.sh threads [N] # there: the threads benchmark, N counts (default 3)
+#   scripts/bench-ratio.sh split [N]   # there: two Go paths against each other (BenchmarkGPUSplit), N counts
+#                                      # (default 5): where a row's gap to the Go floor lies
 #   scripts/bench-ratio.sh fake [N]    # here, no GPU: the paired rows and their sides on the fake libcuda
 #
 # paired is the measurement of record: drivers/cuda's BenchmarkGPUPaired
@@ -92,11 +94,19 @@ paired)
 				lim = (x in today) ? today[x] : "-"
 				printf "%-38s Go %9.1f  C %9.1f  Go/C %5.2f", x, median(g, x), median(c, x), gc
 				if (lim != "-") printf " (goal <= %s: %s)", lim, met(gc, lim)
-				# Raw rows: the transition of clib alone, no backend (what splits
-				# the gap between the driver package and the transition)
-				if (gf != "" && x ~ /^Raw/) printf "  Go floor %9.1f  Go/Go floor %5.3f (the transition alone)", median(f, x), gf
+				# Diagnostic rows have no goal: Raw, the transition of clib alone,
+				# no backend (what splits the gap between the driver package and
+				# the transition); Prepared, a prepared call kept in the
+				# memory of the benchmark; AA, a floor against itself (the bias
+				# of the harness); Pad, the floor with its C stack moved.
+				diag = ""
+				if (x ~ /^Raw/) diag = "the transition alone"
+				else if (x ~ /^Prepared/) diag = "the prepared call alone, no backend"
+				else if (x ~ /^AA/) diag = "the floor against itself"
+				else if (x ~ /^Pad/) diag = "the floor, its C stack moved"
+				if (gf != "" && diag != "") printf "  Go floor %9.1f  Go/Go floor %5.3f (%s)", median(f, x), gf, diag
 				else if (gf != "") printf "  Go floor %9.1f  Go/Go floor %5.3f (goal <= 1.03: %s)", median(f, x), gf, met(gf, 1.03)
-				if ((x in al) && x ~ /^Raw/) printf "  allocs/op %s", al[x]
+				if ((x in al) && diag != "") printf "  allocs/op %s", al[x]
 				else if (x in al) printf "  allocs/op %s (goal 0: %s)", al[x], al[x] == 0 ? "met" : "NOT MET"
 				printf "\n"
 			}
@@ -188,6 +198,27 @@ run)
 			row("raw set current", "BenchmarkGPURawSetCurrent", "BenchmarkC_SetCurrent", "-")
 			row("raw SyscallN pair", "BenchmarkGPURawSyscallNPair", "BenchmarkC_Synchronize", "-")
 		}' "$log" | tee -a "$log"
+	;;
+split)
+	counts=${2:-5}
+	logs=${OUT:-.gpu/logs}
+	mkdir -p "$logs"
+	bin=$PWD/.gpu/perf/drivers_cuda_cgo.test
+	[ -x "$bin" ] || bin=$PWD/.gpu/drivers_cuda.test
+	(cd drivers/cuda && "$bin" -test.run '^$' -test.bench 'GPUSplit' -test.benchtime 1s -test.count "$counts") >"$logs/bench-split.log" 2>&1
+	echo "== medians of $counts counts: A/B, each row's two paths in one process"
+	awk '/^BenchmarkGPUSplit\// {
+			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkGPUSplit\//, "", name)
+			for (i = 1; i <= NF; i++) if ($(i+1) == "a/b") r[name] = r[name] " " $i
+			if (!(name in seen)) { seen[name] = 1; order[++m] = name }
+		}
+		END {
+			for (k = 1; k <= m; k++) {
+				x = order[k]; n = split(substr(r[x], 2), a, " ")
+				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+				printf "%-28s A/B %6.3f  (%d counts: %s .. %s)\n", x, n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, n, a[1], a[n]
+			}
+		}' "$logs/bench-split.log"
 	;;
 fake)
 	# Here, without a GPU: the paired rows (BenchmarkGPUPaired, with the C
