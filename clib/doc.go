@@ -20,8 +20,12 @@
 //     (no allocation; on linux/amd64, with cgo or without, a trampoline of
 //     this package's own instead of purego's general path, which the build
 //     tag purego brings back), [Func.CallThen]
-//     for two calls on one OS thread in one transition to C. [Code] reads
-//     a C enum result: 32 bits, whatever the upper half of the register.
+//     for two calls on one OS thread in one transition to C; a
+//     [Prepared] call, built once for a handle's hot call, takes a
+//     trampoline that moves its five words alone, and
+//     [Prepared.CallParams] lays a kernel's parameters out on the system
+//     stack. [Code] reads a C enum result: 32 bits, whatever the upper
+//     half of the register.
 //  4. The result: [Error] is "library L's function F returned code N
 //     (NAME): message", built by [NewError] or a library's [Codes], and
 //     matches with errors.Is the sentinels the binding gives its code
