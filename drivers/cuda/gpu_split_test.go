@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,20 +132,11 @@ func (e *pairedEnv) argsParamsLaunch(fn device.Function, args []any) func() erro
 	return func() error {
 		var vals [clib.MaxParams]uint64
 		for i, a := range args {
-			switch x := a.(type) {
-			case device.Ptr:
-				vals[i] = uint64(x)
-			case uint32:
-				vals[i] = uint64(x)
-			case uint64:
-				vals[i] = x
-			case float32:
-				vals[i] = uint64(math.Float32bits(x))
-			case float64:
-				vals[i] = math.Float64bits(x)
-			default:
+			v, ok := benchValue(a)
+			if !ok {
 				return fmt.Errorf("argsParamsLaunch: argument %d is a %T, which it does not lay out", i, a)
 			}
+			vals[i] = v
 		}
 		call := [11]uintptr{kernel, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}
 		if r0, r1 := p.CallParams(&call, 9, &vals, len(args)); clib.Code(r0)|clib.Code(r1) != 0 {
