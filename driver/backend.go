@@ -62,8 +62,9 @@ type Backend struct {
 	// Synchronize then reads hot's line and that one before its call,
 	// where the general way follows the state, the device and its
 	// selector, each a dependent load that a real driver's call before
-	// it has left cold (docs/benchmarks.md). Set once, by the first
-	// Synchronize that finds it empty.
+	// it has left cold (docs/benchmarks.md; the call kept inline in the
+	// backend measured the same on an H100, and needed a state word of
+	// its own). Set once, by the first Synchronize that finds it empty.
 	hot [hotDevices]atomic.Pointer[clib.Prepared]
 }
 

@@ -30,6 +30,11 @@ import (
 //	                            transition alone (CallList)
 //	Synchronize/Prepared        ... against its prepared call kept here
 //	Prepared/Raw                the prepared call against CallList
+//	Synchronize2/Prepared       a second backend, made in the benchmark
+//	InPage/Prepared             the prepared call in a page of its own
+//	Shaped/Prepared             Synchronize's fast path and layout in
+//	                            this package's code (backendShape)
+//	Synchronize/Synchronize2    two backends, the same code and calls
 //	StreamSynchronize/Raw       a stream's synchronize against CallAfter
 //	Launch3Args/RawParams       the backend's launch against the launch's
 //	                            trampoline alone, values laid out once
@@ -100,10 +105,10 @@ func BenchmarkGPUSplit(b *testing.B) {
 	}
 }
 
-// backendShape is driver.Backend's size with its hot table where the
-// Backend keeps it, and synchronize is Backend.Synchronize's fast path:
-// the backend's code shape and layout, in a fresh allocation and in this
-// package's code.
+// backendShape is driver.Backend's size class (1024 bytes) with its hot
+// table where the Backend kept it when this was written (offset 904), and
+// synchronize is Backend.Synchronize's fast path: the backend's code
+// shape and layout, in a fresh allocation and in this package's code.
 type backendShape struct {
 	_   [904]byte
 	hot [8]atomic.Pointer[clib.Prepared]
